@@ -1,0 +1,37 @@
+// swift-tools-version: 6.1
+// OpenCoreData: Apple's Core Data API and file formats, for Linux and every platform Swift runs on.
+//
+// Targets are the layers of Documentation/Architecture.md; dependencies point down only.
+// Layer targets that later issues fill (model, store API, SQL, stores, object graph, macros) are added
+// with their first code, so that no empty module stands in for a missing one.
+import PackageDescription
+
+let package = Package(
+    name: "OpenCoreData",
+    products: [
+        // What users import: `import OpenCoreData`.
+        .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
+        // The model and store tool.
+        .executable(name: "cdtool", targets: ["cdtool"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // Predicate layer: NSPredicate, NSExpression, NSSortDescriptor. Foundation only.
+        .target(name: "OCDPredicate"),
+        // Umbrella: re-exports every layer under Apple's names (decision D1).
+        .target(name: "OpenCoreData", dependencies: ["OCDPredicate"]),
+        // cdtool's commands as a library, so tests run them in-process.
+        .target(
+            name: "CDToolKit",
+            dependencies: [
+                "OCDPredicate",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "cdtool", dependencies: ["CDToolKit"]),
+
+        .testTarget(name: "OCDPredicateTests", dependencies: ["OCDPredicate", "CDToolKit"]),
+    ]
+)

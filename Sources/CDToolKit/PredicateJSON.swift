@@ -1,0 +1,103 @@
+import Foundation
+import OCDPredicate
+
+/// The JSON conventions of spec/predicates.md §13, shared by `cdtool predicate` and the corpus tests:
+/// objects are dictionaries, `null` is `NSNull`, `{"$nil": true}` is nil, `{"$date": S}` a date S seconds
+/// after 2001-01-01, `{"$set": [...]}` a set, `{"$decimal": "1.5"}` a decimal, and (in arguments)
+/// `{"$expr": "..."}` an `NSExpression`.
+public enum PredicateJSON {
+    /// A value that does not follow the conventions.
+    public struct ConventionError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    /// Converts a JSON value to the Swift value a predicate sees.
+    public static func value(_ json: JSONValue, allowExpressions: Bool = false) throws -> Any? {
+        switch json {
+        case .null: return NSNull()
+        case .bool(let b): return b
+        case .integer(let i): return Int(i)
+        case .double(let d): return d
+        case .string(let s): return s
+        case .array(let elements): return try elements.map { try value($0, allowExpressions: allowExpressions) as Any }
+        case .object(let pairs):
+            if pairs.count == 1, let special = try specialValue(pairs[0].0, pairs[0].1, allowExpressions: allowExpressions) {
+                return special.value
+            }
+            var dictionary: [String: Any] = [:]
+            for (key, element) in pairs { dictionary[key] = try value(element, allowExpressions: allowExpressions) as Any }
+            return dictionary
+        }
+    }
+
+    private struct Special { let value: Any? }
+
+    private static func specialValue(_ key: String, _ json: JSONValue, allowExpressions: Bool) throws -> Special? {
+        switch key {
+        case "$nil":
+            return Special(value: nil)
+        case "$date":
+            switch json {
+            case .integer(let i): return Special(value: Date(timeIntervalSinceReferenceDate: Double(i)))
+            case .double(let d): return Special(value: Date(timeIntervalSinceReferenceDate: d))
+            default: throw ConventionError(message: "{\"$date\": …} takes a number of seconds since 2001-01-01")
+            }
+        case "$set":
+            guard case .array(let elements) = json else { throw ConventionError(message: "{\"$set\": …} takes an array") }
+            return Special(value: NSSet(array: try elements.map { try value($0, allowExpressions: allowExpressions) as Any }))
+        case "$decimal":
+            guard case .string(let text) = json, let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw ConventionError(message: "{\"$decimal\": …} takes a decimal number as a string, e.g. \"1.5\"")
+            }
+            return Special(value: decimal)
+        case "$expr":
+            guard allowExpressions else { throw ConventionError(message: "{\"$expr\": …} is only allowed among the arguments") }
+            guard case .string(let format) = json else { throw ConventionError(message: "{\"$expr\": …} takes an expression format string") }
+            return Special(value: try NSExpression(validatingFormat: format, argumentArray: []))
+        default:
+            return nil
+        }
+    }
+
+    /// Format arguments: a JSON array, `$expr` allowed.
+    public static func arguments(_ text: String?) throws -> [Any] {
+        guard let text else { return [] }
+        guard case .array(let elements) = try JSONValue.parse(text) else {
+            throw ConventionError(message: "the arguments must be a JSON array")
+        }
+        return try elements.map { try value($0, allowExpressions: true) as Any }
+    }
+
+    /// A JSON object of variables (`--variables`, `--substitute`).
+    public static func variables(_ text: String?) throws -> [String: Any]? {
+        guard let text else { return nil }
+        return try variables(JSONValue.parse(text))
+    }
+
+    static func variables(_ json: JSONValue) throws -> [String: Any] {
+        guard case .object(let pairs) = json else { throw ConventionError(message: "variables must be a JSON object") }
+        var result: [String: Any] = [:]
+        // A nil variable value is stored as NSNull, as Core Data's templates want it.
+        for (key, element) in pairs { result[key] = try value(element) ?? NSNull() }
+        return result
+    }
+
+    /// What an evaluation object stands for: the object, and optional bindings or substitution variables
+    /// from the `{"$object": …, "$bindings": …}` and `{"$object": …, "$substitute": …}` envelopes.
+    public struct EvaluationInput {
+        public var object: Any?
+        public var bindings: [String: Any]?
+        public var substitute: [String: Any]?
+    }
+
+    public static func evaluationInput(_ json: JSONValue) throws -> EvaluationInput {
+        if case .object(let pairs) = json, pairs.contains(where: { $0.0 == "$object" }) {
+            var input = EvaluationInput(object: try value(json["$object"]!))
+            if let bindings = json["$bindings"] { input.bindings = try variables(bindings) }
+            if let substitute = json["$substitute"] { input.substitute = try variables(substitute) }
+            return input
+        }
+        return EvaluationInput(object: try value(json))
+    }
+}

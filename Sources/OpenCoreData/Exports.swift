@@ -1,0 +1,17 @@
+// The module users import. It re-exports Foundation and every layer of OpenCoreData, so that
+// `import OpenCoreData` is all Core Data code needs on Linux.
+//
+// Decision D1 (Documentation/Architecture.md): Linux Foundation declares classes named NSPredicate,
+// NSComparisonPredicate, NSCompoundPredicate, NSSortDescriptor and NSExpression that cannot do what Core Data
+// needs. Importing our classes by name (`import class`) makes them shadow Foundation's in every file that
+// imports OpenCoreData, whatever the order of the imports, so `NSPredicate(format:)` means ours.
+
+@_exported import Foundation
+@_exported import OCDPredicate
+
+@_exported import class OCDPredicate.NSPredicate
+@_exported import class OCDPredicate.NSComparisonPredicate
+@_exported import class OCDPredicate.NSCompoundPredicate
+@_exported import class OCDPredicate.NSExpression
+@_exported import class OCDPredicate.NSSortDescriptor
+@_exported import struct OCDPredicate.Selector

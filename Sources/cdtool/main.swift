@@ -1,0 +1,3 @@
+import CDToolKit
+
+CDTool.runAsMain()
