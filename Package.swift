@@ -33,5 +33,8 @@ let package = Package(
         .executableTarget(name: "cdtool", dependencies: ["CDToolKit"]),
 
         .testTarget(name: "OCDPredicateTests", dependencies: ["OCDPredicate", "CDToolKit"]),
+        // Compiles the client shape of decision D1: `import Foundation` + `import OpenCoreData`, both orders.
+        .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData"]),
+        .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit"]),
     ]
 )

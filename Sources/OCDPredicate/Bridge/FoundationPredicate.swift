@@ -82,8 +82,8 @@ extension PredicateExpressions.KeyPath: ConvertibleToNSPredicate {
         let name: String
         if keyPath == \String.count || keyPath == \Substring.count {
             name = "length"
-        } else if let collectionName = KeyPathNames.collectionKey(keyPath) {
-            name = collectionName
+        } else if let counted = Root.Output.self as? CountedCollectionKeyPath.Type, keyPath == counted.countKeyPath {
+            name = "@count"
         } else if let found = conversion.name(of: keyPath, rootType: Root.Output.self) {
             name = found
         } else {
@@ -98,15 +98,21 @@ extension PredicateExpressions.KeyPath: ConvertibleToNSPredicate {
     }
 }
 
-enum KeyPathNames {
-    /// `count`, `isEmpty`, `first`, `last` of standard collections, whatever their element type.
-    static func collectionKey(_ keyPath: AnyKeyPath) -> String? {
-        let description = "\(keyPath)"
-        let rootName = "\(type(of: keyPath).rootType)"
-        guard rootName.hasPrefix("Array<") || rootName.hasPrefix("Set<") || rootName.hasPrefix("ContiguousArray<") else { return nil }
-        if description.hasSuffix(".count") { return "@count" }
-        return nil
-    }
+/// The standard collections whose `count` is `@count` in a key path.
+protocol CountedCollectionKeyPath {
+    static var countKeyPath: AnyKeyPath { get }
+}
+
+extension Array: CountedCollectionKeyPath {
+    static var countKeyPath: AnyKeyPath { \Array.count }
+}
+
+extension Set: CountedCollectionKeyPath {
+    static var countKeyPath: AnyKeyPath { \Set.count }
+}
+
+extension Dictionary: CountedCollectionKeyPath {
+    static var countKeyPath: AnyKeyPath { \Dictionary.count }
 }
 
 extension PredicateExpressions.Value: ConvertibleToNSPredicate {

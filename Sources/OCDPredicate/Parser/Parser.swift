@@ -10,8 +10,14 @@ struct Parser {
     private let lexer: Lexer
     private var index = 0
     private var depth = 0
-    /// Deeper nesting is refused rather than risking the stack: no real predicate comes near it.
-    private static let maximumDepth = 200
+    /// Two limits keep the stack safe; no real predicate comes near either. The tree may be at most
+    /// `maximumTreeDepth` levels deep in operators (`NOT`, `1 + 2 + 3`, `a[0][1]`), since printing,
+    /// equality and evaluation recurse over it; the parser may recurse `maximumDepth` levels
+    /// (parentheses, nested forms). The second is more than twice the first because the printed form
+    /// parenthesises every nested operator (`NOT (NOT …)`, `((1 + 1) + 1)`) and must parse back.
+    private static let maximumTreeDepth = 200
+    private static let maximumDepth = 450
+    private var treeDepth = 0
     /// Results of trying `( predicate )` at a token, so backtracking never repeats work.
     private var parenthesizedPredicates: [Int: (NSPredicate, Int)?] = [:]
     /// The error from the furthest point any alternative reached: the most useful one to report.
@@ -103,6 +109,14 @@ struct Parser {
         }
     }
 
+    /// One more operator level in the tree (a `NOT`, a link of `a + b + c`).
+    private mutating func link() throws {
+        treeDepth += 1
+        if treeDepth > Parser.maximumTreeDepth {
+            throw error(expected: "at most \(Parser.maximumTreeDepth) nested operators")
+        }
+    }
+
     // MARK: Predicates
 
     private mutating func parsePredicate() throws -> NSPredicate {
@@ -124,7 +138,11 @@ struct Parser {
     private mutating func parseNot() throws -> NSPredicate {
         if isKeyword(.not) || isSymbol("!") {
             try nest()
-            defer { depth -= 1 }
+            try link()
+            defer {
+                depth -= 1
+                treeDepth -= 1
+            }
             advance()
             return NSCompoundPredicate(type: .not, subpredicates: [try parseNot()])
         }
@@ -286,7 +304,11 @@ struct Parser {
             return NSExpression(node: .assignment(variable: name, try parseExpression()))
         }
         var lhs = try parseAdditive()
+        var links = 0
+        defer { treeDepth -= links }
         while case .keyword(let k) = current.kind, let operation = setOperation(k) {
+            try link()
+            links += 1
             advance()
             lhs = NSExpression(node: .set(operation, lhs, try parseAdditive()))
         }
@@ -304,7 +326,11 @@ struct Parser {
 
     private mutating func parseAdditive() throws -> NSExpression {
         var lhs = try parseMultiplicative()
+        var links = 0
+        defer { treeDepth -= links }
         while isSymbol("+") || isSymbol("-") {
+            try link()
+            links += 1
             let function: BuiltinFunction = isSymbol("+") ? .add : .subtract
             advance()
             lhs = NSExpression(node: .function(name: function.selector, arguments: [lhs, try parseMultiplicative()], target: nil))
@@ -314,7 +340,11 @@ struct Parser {
 
     private mutating func parseMultiplicative() throws -> NSExpression {
         var lhs = try parsePower()
+        var links = 0
+        defer { treeDepth -= links }
         while isSymbol("*") || isSymbol("/") {
+            try link()
+            links += 1
             let function: BuiltinFunction = isSymbol("*") ? .multiply : .divide
             advance()
             lhs = NSExpression(node: .function(name: function.selector, arguments: [lhs, try parsePower()], target: nil))
@@ -324,7 +354,11 @@ struct Parser {
 
     private mutating func parsePower() throws -> NSExpression {
         var lhs = try parseUnary()
+        var links = 0
+        defer { treeDepth -= links }
         while isSymbol("**") {
+            try link()
+            links += 1
             advance()
             lhs = NSExpression(node: .function(name: BuiltinFunction.power.selector, arguments: [lhs, try parseUnary()], target: nil))
         }
@@ -357,7 +391,11 @@ struct Parser {
     /// that expression's value.
     private mutating func parsePath() throws -> NSExpression {
         var lhs = try parseTerm()
+        var links = 0
+        defer { treeDepth -= links }
         while isSymbol(".") {
+            try link()
+            links += 1
             advance()
             let componentToken = current
             if case .number = current.kind {
@@ -388,7 +426,11 @@ struct Parser {
     /// `primary [index] [index] …`.
     private mutating func parseTerm() throws -> NSExpression {
         var term = try parsePrimary()
+        var links = 0
+        defer { treeDepth -= links }
         while isSymbol("[") {
+            try link()
+            links += 1
             advance()
             let index: NSExpression
             switch current.kind {
@@ -435,15 +477,13 @@ struct Parser {
             advance()
             return NSExpression(node: .keyPath(KeyPathComponents(components: [name])))
         case .symbol("("):
-            try nest()
-            defer { depth -= 1 }
+            // parseExpression counts this level.
             advance()
             let inner = try parseExpression()
             try expectSymbol(")", "')' to close the parenthesis")
             return inner
         case .symbol("{"):
-            try nest()
-            defer { depth -= 1 }
+            // Each element's parseExpression counts this level.
             advance()
             var elements: [NSExpression] = []
             if !isSymbol("}") {

@@ -1,0 +1,33 @@
+import CDToolKit
+import Foundation
+import Testing
+
+@Suite("JSON conventions of the predicate corpus")
+struct JSONValueTests {
+    @Test func numbersKeepIntegerOrDoubleAsWritten() throws {
+        #expect(try JSONValue.parse("1") == .integer(1))
+        #expect(try JSONValue.parse("1.0") == .double(1))
+        #expect(try JSONValue.parse("-2e3") == .double(-2000))
+        #expect(try PredicateJSON.value(.integer(1)) as? Int == 1)
+    }
+
+    @Test func specialObjectsBecomeFoundationValues() throws {
+        #expect(try PredicateJSON.value(JSONValue.parse(#"{"$date": 5}"#)) as? Date == Date(timeIntervalSinceReferenceDate: 5))
+        #expect(try PredicateJSON.value(JSONValue.parse(#"{"$decimal": "1.50"}"#)) as? Decimal == Decimal(string: "1.5"))
+        #expect(try PredicateJSON.value(JSONValue.parse(#"{"$nil": true}"#)) == nil)
+        #expect(try PredicateJSON.value(JSONValue.parse("null")) is NSNull)
+        #expect((try PredicateJSON.value(JSONValue.parse(#"{"$set": [1, 2, 2]}"#)) as? NSSet)?.count == 2)
+        #expect(throws: PredicateJSON.ConventionError.self) { try PredicateJSON.value(JSONValue.parse(#"{"$expr": "a"}"#)) }
+    }
+
+    @Test func malformedJSONReportsWhere() {
+        #expect { try JSONValue.parse("{a: 1}") } throws: { ($0 as? JSONParseError)?.offset == 1 }
+        #expect(throws: JSONParseError.self) { try JSONValue.parse("[1, 2") }
+        #expect(throws: JSONParseError.self) { try JSONValue.parse("1 2") }
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(String(repeating: "[", count: 1000)) }
+    }
+
+    @Test func unicodeEscapesDecode() throws {
+        #expect(try JSONValue.parse(#""\u00e9\ud83d\ude42""#) == .string("é🙂"))
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+@testable import OCDPredicate
+import class OCDPredicate.NSPredicate
+
+struct BridgeBook: KeyPathNaming, PredicateKeyValueCoding {
+    var title: String
+    var pages: Int
+    var tags: [String]
+    var subtitle: String?
+
+    static func keyName(for keyPath: AnyKeyPath) -> String? {
+        [\BridgeBook.title: "title", \BridgeBook.pages: "pages", \BridgeBook.tags: "tags", \BridgeBook.subtitle: "subtitle"][keyPath]
+    }
+
+    func predicateValue(forKey key: String) throws -> Any? {
+        switch key {
+        case "title": return title
+        case "pages": return pages
+        case "tags": return tags
+        case "subtitle": return subtitle
+        default: throw PredicateEvaluationError.unknownKey(key, in: self)
+        }
+    }
+}
+
+struct BridgeUnnamed { var x: Int }
+
+@Suite("Foundation.Predicate (#Predicate) converts to NSPredicate")
+struct FoundationPredicateBridgeTests {
+    let books = [
+        BridgeBook(title: "Swift", pages: 300, tags: ["code"], subtitle: nil),
+        BridgeBook(title: "Core Data", pages: 150, tags: ["code", "data"], subtitle: "Objects"),
+        BridgeBook(title: "Poems", pages: 80, tags: [], subtitle: "Verse"),
+    ]
+
+    /// The converted predicate must select exactly what the Swift predicate selects.
+    func agrees(_ predicate: Predicate<BridgeBook>) throws -> NSPredicate {
+        let converted = try NSPredicate(converting: predicate)
+        for book in books {
+            #expect(try converted.evaluateThrowing(with: book) == predicate.evaluate(book), "\(converted) on \(book.title)")
+        }
+        return converted
+    }
+
+    @Test func comparisonsAndConjunctions() throws {
+        let converted = try agrees(#Predicate<BridgeBook> { $0.pages > 100 && $0.title != "Swift" })
+        #expect(converted.predicateFormat == #"pages > 100 AND title != "Swift""#)
+    }
+
+    @Test func chainsFlattenIntoOneCompound() throws {
+        let converted = try agrees(#Predicate<BridgeBook> { $0.pages > 1 || $0.pages < 0 || $0.title == "x" })
+        #expect(converted.predicateFormat == #"pages > 1 OR pages < 0 OR title == "x""#)
+    }
+
+    @Test func negationAndArithmetic() throws {
+        let converted = try agrees(#Predicate<BridgeBook> { !($0.pages * 2 >= 300) })
+        #expect(converted.predicateFormat == "NOT pages * 2 >= 300")
+    }
+
+    @Test func stringContainsAndSequenceContains() throws {
+        #expect(try agrees(#Predicate<BridgeBook> { $0.title.contains("o") }).predicateFormat == #"title CONTAINS "o""#)
+        #expect(try agrees(#Predicate<BridgeBook> { $0.tags.contains("data") }).predicateFormat == #""data" IN tags"#)
+        #expect(try agrees(#Predicate<BridgeBook> { $0.title.starts(with: "Co") }).predicateFormat == #"title BEGINSWITH "Co""#)
+    }
+
+    @Test func containsWhereAndAllSatisfyBecomeSubqueries() throws {
+        let any = try agrees(#Predicate<BridgeBook> { $0.tags.contains { $0 == "code" } })
+        #expect(any.predicateFormat == #"SUBQUERY(tags, $_local_1, $_local_1 == "code").@count > 0"#)
+        let all = try agrees(#Predicate<BridgeBook> { $0.tags.allSatisfy { $0 == "code" } })
+        #expect(all.predicateFormat == #"SUBQUERY(tags, $_local_1, NOT $_local_1 == "code").@count == 0"#)
+    }
+
+    @Test func countsBecomeLengthAndAtCount() throws {
+        #expect(try agrees(#Predicate<BridgeBook> { $0.title.count > 4 }).predicateFormat == "title.length > 4")
+        #expect(try agrees(#Predicate<BridgeBook> { $0.tags.count == 0 }).predicateFormat == "tags.@count == 0")
+    }
+
+    @Test func optionalsCompareWithNilAndCoalesce() throws {
+        #expect(try agrees(#Predicate<BridgeBook> { $0.subtitle == nil }).predicateFormat == "subtitle == nil")
+        _ = try agrees(#Predicate<BridgeBook> { ($0.subtitle ?? "") == "Verse" })
+        _ = try agrees(#Predicate<BridgeBook> { $0.subtitle.flatMap { $0.count > 5 } == true })
+    }
+
+    @Test func dictionaryInputsUseSubscriptKeysAsKeyPaths() throws {
+        let predicate = #Predicate<[String: Int]> { ($0["a"] ?? 0) > 1 }
+        let converted = try NSPredicate(converting: predicate)
+        #expect(converted.predicateFormat == "TERNARY(a != nil, a, 0) > 1")
+        #expect(converted.evaluate(with: ["a": 2]))
+        #expect(!converted.evaluate(with: ["b": 2]))
+    }
+
+    @Test func explicitNameTablesNameKeyPaths() throws {
+        let predicate = #Predicate<BridgeUnnamed> { $0.x == 3 }
+        #expect(NSPredicate(predicate) == nil)
+        let converted = try NSPredicate(converting: predicate, keyNames: [\BridgeUnnamed.x: "x"])
+        #expect(converted.predicateFormat == "x == 3")
+    }
+
+    @Test func unnamedKeyPathsExplainWhatIsMissing() {
+        #expect {
+            try NSPredicate(converting: #Predicate<BridgeUnnamed> { $0.x == 3 })
+        } throws: { error in
+            (error as? PredicateConversionError)?.reason.contains("no name") == true
+        }
+    }
+}
