@@ -178,31 +178,31 @@ extension PredicateExpressions.Arithmetic: ConvertibleToNSPredicate {
         case .subtract: function = .subtract
         case .multiply: function = .multiply
         }
-        return .expression(NSExpression(node: .function(name: function.selector, arguments: [try conversion.expression(lhs), try conversion.expression(rhs)], target: nil)))
+        return .expression(.binary(function, try conversion.expression(lhs), try conversion.expression(rhs)))
     }
 }
 
 extension PredicateExpressions.FloatDivision: ConvertibleToNSPredicate {
     func convert(_ conversion: inout PredicateConversion) throws -> PredicateConversion.Converted {
-        .expression(NSExpression(node: .function(name: BuiltinFunction.divide.selector, arguments: [try conversion.expression(lhs), try conversion.expression(rhs)], target: nil)))
+        .expression(.binary(.divide, try conversion.expression(lhs), try conversion.expression(rhs)))
     }
 }
 
 extension PredicateExpressions.IntDivision: ConvertibleToNSPredicate {
     func convert(_ conversion: inout PredicateConversion) throws -> PredicateConversion.Converted {
-        .expression(NSExpression(node: .function(name: BuiltinFunction.divide.selector, arguments: [try conversion.expression(lhs), try conversion.expression(rhs)], target: nil)))
+        .expression(.binary(.divide, try conversion.expression(lhs), try conversion.expression(rhs)))
     }
 }
 
 extension PredicateExpressions.IntRemainder: ConvertibleToNSPredicate {
     func convert(_ conversion: inout PredicateConversion) throws -> PredicateConversion.Converted {
-        .expression(NSExpression(node: .function(name: BuiltinFunction.modulus.selector, arguments: [try conversion.expression(lhs), try conversion.expression(rhs)], target: nil)))
+        .expression(.binary(.modulus, try conversion.expression(lhs), try conversion.expression(rhs)))
     }
 }
 
 extension PredicateExpressions.UnaryMinus: ConvertibleToNSPredicate {
     func convert(_ conversion: inout PredicateConversion) throws -> PredicateConversion.Converted {
-        .expression(NSExpression(node: .function(name: BuiltinFunction.subtract.selector, arguments: [NSExpression(forConstantValue: 0), try conversion.expression(wrapped)], target: nil)))
+        .expression(.binary(.subtract, NSExpression(forConstantValue: 0), try conversion.expression(wrapped)))
     }
 }
 
@@ -298,13 +298,13 @@ extension PredicateExpressions.DictionaryKeySubscript: ConvertibleToNSPredicate 
             default: break
             }
         }
-        return .expression(NSExpression(node: .function(name: BuiltinFunction.index.selector, arguments: [base, keyExpression], target: nil)))
+        return .expression(.binary(.index, base, keyExpression))
     }
 }
 
 extension PredicateExpressions.CollectionIndexSubscript: ConvertibleToNSPredicate {
     func convert(_ conversion: inout PredicateConversion) throws -> PredicateConversion.Converted {
-        .expression(NSExpression(node: .function(name: BuiltinFunction.index.selector, arguments: [try conversion.expression(wrapped), try conversion.expression(index)], target: nil)))
+        .expression(.binary(.index, try conversion.expression(wrapped), try conversion.expression(index)))
     }
 }
 

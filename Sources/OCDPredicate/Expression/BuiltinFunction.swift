@@ -128,6 +128,13 @@ enum Aggregates {
     }
 }
 
+extension NSExpression {
+    /// A two-argument built-in function: `add:to:`, `objectFrom:withIndex:` …
+    static func binary(_ function: BuiltinFunction, _ lhs: NSExpression, _ rhs: NSExpression) -> NSExpression {
+        NSExpression(node: .function(name: function.selector, arguments: [lhs, rhs], target: nil))
+    }
+}
+
 extension Value {
     init(numeric: Numeric) {
         switch numeric {

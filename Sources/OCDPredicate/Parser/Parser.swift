@@ -325,42 +325,30 @@ struct Parser {
     }
 
     private mutating func parseAdditive() throws -> NSExpression {
-        var lhs = try parseMultiplicative()
-        var links = 0
-        defer { treeDepth -= links }
-        while isSymbol("+") || isSymbol("-") {
-            try link()
-            links += 1
-            let function: BuiltinFunction = isSymbol("+") ? .add : .subtract
-            advance()
-            lhs = NSExpression(node: .function(name: function.selector, arguments: [lhs, try parseMultiplicative()], target: nil))
-        }
-        return lhs
+        try parseLeftAssociative(["+": .add, "-": .subtract]) { try $0.parseMultiplicative() }
     }
 
     private mutating func parseMultiplicative() throws -> NSExpression {
-        var lhs = try parsePower()
-        var links = 0
-        defer { treeDepth -= links }
-        while isSymbol("*") || isSymbol("/") {
-            try link()
-            links += 1
-            let function: BuiltinFunction = isSymbol("*") ? .multiply : .divide
-            advance()
-            lhs = NSExpression(node: .function(name: function.selector, arguments: [lhs, try parsePower()], target: nil))
-        }
-        return lhs
+        try parseLeftAssociative(["*": .multiply, "/": .divide]) { try $0.parsePower() }
     }
 
     private mutating func parsePower() throws -> NSExpression {
-        var lhs = try parseUnary()
+        try parseLeftAssociative(["**": .power]) { try $0.parseUnary() }
+    }
+
+    /// `operand (op operand)*` for one precedence level of arithmetic, built left-nested as Apple's
+    /// functions (`add:to:` …).
+    private mutating func parseLeftAssociative(
+        _ operators: [String: BuiltinFunction], operand: (inout Parser) throws -> NSExpression
+    ) throws -> NSExpression {
+        var lhs = try operand(&self)
         var links = 0
         defer { treeDepth -= links }
-        while isSymbol("**") {
+        while case .symbol(let symbol) = current.kind, let function = operators[symbol] {
             try link()
             links += 1
             advance()
-            lhs = NSExpression(node: .function(name: BuiltinFunction.power.selector, arguments: [lhs, try parseUnary()], target: nil))
+            lhs = .binary(function, lhs, try operand(&self))
         }
         return lhs
     }
@@ -375,7 +363,7 @@ struct Parser {
         if case .constant(let value) = operand.node, let negated = Parser.negate(value) {
             return NSExpression(node: .constant(negated))
         }
-        return NSExpression(node: .function(name: BuiltinFunction.subtract.selector, arguments: [NSExpression(node: .constant(.int(0))), operand], target: nil))
+        return .binary(.subtract, NSExpression(node: .constant(.int(0))), operand)
     }
 
     private static func negate(_ value: Value) -> Value? {
@@ -440,7 +428,7 @@ struct Parser {
             default: index = try parseExpression()
             }
             try expectSymbol("]", "']' to close the index")
-            term = NSExpression(node: .function(name: BuiltinFunction.index.selector, arguments: [term, index], target: nil))
+            term = .binary(.index, term, index)
         }
         return term
     }
@@ -554,7 +542,7 @@ struct Parser {
                case .constant(.string("NSDate")) = type.node {
                 return NSExpression(node: .constant(.date(Date(timeIntervalSinceReferenceDate: number.doubleValue))))
             }
-            return NSExpression(node: .function(name: BuiltinFunction.cast.selector, arguments: [value, type], target: nil))
+            return .binary(.cast, value, type)
         case .function:
             advance()
             try expectSymbol("(", "'(' after FUNCTION")
