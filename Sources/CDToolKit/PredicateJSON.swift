@@ -45,7 +45,15 @@ public enum PredicateJSON {
             }
         case "$set":
             guard case .array(let elements) = json else { throw ConventionError(message: "{\"$set\": …} takes an array") }
-            return Special(value: NSSet(array: try elements.map { try value($0, allowExpressions: allowExpressions) as Any }))
+            // A Swift set: NSSet hashes boxed Swift values (Decimal) through CF, which does not terminate on Linux.
+            var set = Set<AnyHashable>()
+            for element in elements {
+                guard let hashable = try value(element, allowExpressions: allowExpressions) as? AnyHashable else {
+                    throw ConventionError(message: "{\"$set\": …} elements must be strings, numbers, dates or null")
+                }
+                set.insert(hashable)
+            }
+            return Special(value: set)
         case "$decimal":
             guard case .string(let text) = json, let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
                 throw ConventionError(message: "{\"$decimal\": …} takes a decimal number as a string, e.g. \"1.5\"")

@@ -16,7 +16,9 @@ struct JSONValueTests {
         #expect(try PredicateJSON.value(JSONValue.parse(#"{"$decimal": "1.50"}"#)) as? Decimal == Decimal(string: "1.5"))
         #expect(try PredicateJSON.value(JSONValue.parse(#"{"$nil": true}"#)) == nil)
         #expect(try PredicateJSON.value(JSONValue.parse("null")) is NSNull)
-        #expect((try PredicateJSON.value(JSONValue.parse(#"{"$set": [1, 2, 2]}"#)) as? NSSet)?.count == 2)
+        #expect((try PredicateJSON.value(JSONValue.parse(#"{"$set": [1, 2, 2]}"#)) as? Set<AnyHashable>)?.count == 2)
+        #expect((try PredicateJSON.value(JSONValue.parse(#"{"$set": [{"$decimal": "5"}, 5.5]}"#)) as? Set<AnyHashable>)?.count == 2)
+        #expect(throws: PredicateJSON.ConventionError.self) { try PredicateJSON.value(JSONValue.parse(#"{"$set": [[1]]}"#)) }
         #expect(throws: PredicateJSON.ConventionError.self) { try PredicateJSON.value(JSONValue.parse(#"{"$expr": "a"}"#)) }
     }
 

@@ -76,11 +76,11 @@ enum Comparison {
     /// `==`: nil equals only nil; strings fold with the options; everything else as `Value ==`.
     static func equal(_ lhs: Value, _ rhs: Value, options: Options) -> Bool {
         if case .string(let a) = lhs, case .string(let b) = rhs {
-            if options.isEmpty || options == .normalized { return a == b }
+            if options.isEmpty || options == .normalized { return a.utf16.elementsEqual(b.utf16) }
             if options.contains(.localeSensitive) && !options.contains(.normalized) {
                 return a.compare(b, options: compareOptions(options), range: nil, locale: .current) == .orderedSame
             }
-            return fold(a, options) == fold(b, options)
+            return fold(a, options).utf16.elementsEqual(fold(b, options).utf16)
         }
         return lhs == rhs
     }
@@ -93,8 +93,7 @@ enum Comparison {
             if options.contains(.localeSensitive) && !options.contains(.normalized) {
                 return a.compare(b, options: compareOptions(options), range: nil, locale: .current)
             }
-            let (x, y) = (fold(a, options), fold(b, options))
-            return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+            return codeUnitOrder(fold(a, options), fold(b, options))
         case (.date(let a), .date(let b)):
             return a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
         default:
@@ -102,6 +101,20 @@ enum Comparison {
                 return result
             }
             throw PredicateEvaluationError(.typeMismatch, "Can't compare \(describe(lhs)) with \(describe(rhs)): \(KeyValueCoding.typeName(lhs)) and \(KeyValueCoding.typeName(rhs)) have no common order.")
+        }
+    }
+
+    /// `compare:` without options: UTF-16 code units in order, so "😀" (0xD83D…) sorts before "｡" (0xFF61).
+    static func codeUnitOrder(_ a: String, _ b: String) -> ComparisonResult {
+        var x = a.utf16.makeIterator(), y = b.utf16.makeIterator()
+        while true {
+            switch (x.next(), y.next()) {
+            case (nil, nil): return .orderedSame
+            case (nil, _): return .orderedAscending
+            case (_, nil): return .orderedDescending
+            case (let p?, let q?) where p != q: return p < q ? .orderedAscending : .orderedDescending
+            default: continue
+            }
         }
     }
 
@@ -209,9 +222,13 @@ enum Regex {
     static func matches(_ string: String, pattern: String, caseInsensitive: Bool) throws -> Bool {
         // The pattern alone is compiled first so that a malformed one is reported as written; the wrapped
         // form `(?:…)\z`, anchored at the start, keeps alternation and `$` meaning what they mean in it.
-        _ = try cache.regex(pattern, caseInsensitive: caseInsensitive, original: pattern)
-        let whole = try cache.regex("(?:" + pattern + ")\\z", caseInsensitive: caseInsensitive, original: pattern)
+        let raw = try cache.regex(pattern, caseInsensitive: caseInsensitive, original: pattern)
         let range = NSRange(string.startIndex..<string.endIndex, in: string)
+        guard let whole = try? cache.regex("(?:" + pattern + ")\\z", caseInsensitive: caseInsensitive, original: pattern) else {
+            // A few valid patterns cannot be wrapped (`\Q…` without `\E`, an `(?x)` comment runs to the end):
+            // match them as written and require the match to cover the string.
+            return raw.firstMatch(in: string, options: [.anchored], range: range)?.range == range
+        }
         return whole.firstMatch(in: string, options: [.anchored], range: range) != nil
     }
 }

@@ -1,18 +1,16 @@
 import Foundation
 
-/// Evaluates predicates and expressions against one object. Holds the variable bindings: the caller's
-/// substitution variables, plus `SUBQUERY` iteration variables and `:=` assignments while they are in scope.
+/// Evaluates predicates and expressions against one object. Holds the variables: `SUBQUERY` iteration
+/// variables and `:=` assignments while they are in scope, over the caller's bindings, which are converted
+/// only when read (a predicate rarely reads every binding it is given).
 final class Evaluator {
-    private var variables: [String: Value]
+    private var variables: [String: Value] = [:]
     let rawBindings: [String: Any]?
     let context: NSMutableDictionary?
 
-    init(bindings: [String: Any]?, context: NSMutableDictionary?, rawBindings: [String: Any]?) {
-        var variables: [String: Value] = [:]
-        for (name, value) in bindings ?? [:] { variables[name] = Value(value) }
-        self.variables = variables
+    init(bindings: [String: Any]?, context: NSMutableDictionary?) {
+        self.rawBindings = bindings
         self.context = context
-        self.rawBindings = rawBindings
     }
 
     func test(_ predicate: NSPredicate, object: Value) throws -> Bool {
@@ -84,6 +82,11 @@ final class Evaluator {
 
     private func variable(_ name: String) throws -> Value {
         if let value = variables[name] { return value }
+        if let value = rawBindings?[name] {
+            let converted = Value(value)
+            variables[name] = converted
+            return converted
+        }
         if let value = context?[name] { return Value(value) }
         throw PredicateEvaluationError(.unboundVariable, "Can't get value for '\(name)' in bindings \(bindingsDescription(rawBindings)).")
     }
@@ -177,7 +180,7 @@ extension NSExpression {
 
     /// The value of the expression for `object`, throwing ``PredicateEvaluationError`` where Apple raises.
     public func expressionValueThrowing(with object: Any?, context: NSMutableDictionary? = nil) throws -> Any? {
-        let evaluator = Evaluator(bindings: nil, context: context, rawBindings: nil)
+        let evaluator = Evaluator(bindings: nil, context: context)
         return try evaluator.value(of: self, object: Value(object)).anyValue
     }
 

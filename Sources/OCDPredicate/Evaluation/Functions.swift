@@ -46,7 +46,7 @@ enum Indexing {
             }
             return pairs[index] ?? .nil
         case .array(let elements), .orderedSet(let elements):
-            guard case .int(let i)? = index.numeric.map(Value.init(numeric:)) else {
+            guard let number = index.numeric, let i = Int64(exactly: number.doubleValue) else {
                 throw PredicateEvaluationError(.invalidArgument, "An array index must be an integer, not \(Comparison.describe(index)).")
             }
             guard i >= 0, i < elements.count else {

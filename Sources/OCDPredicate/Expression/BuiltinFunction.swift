@@ -196,8 +196,11 @@ enum Arithmetic {
                 if y == 0 { return .double(x.doubleValue / 0) }
                 return .decimal(x / y)
             case .modulus:
-                let quotient = NSDecimalNumber(decimal: x / y).int64Value
-                return .decimal(x - Decimal(quotient) * y)
+                if y == 0 { throw PredicateEvaluationError(.invalidArgument, "modulus:by: with a zero divisor.") }
+                var quotient = x / y
+                var truncated = Decimal()
+                NSDecimalRound(&truncated, &quotient, 0, quotient < 0 ? .up : .down)
+                return .decimal(x - truncated * y)
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An expression in a predicate: a constant, a key path, a variable, a function, a subquery…
 ///
@@ -27,9 +28,9 @@ public final class NSExpression: NSObject, NSCopying, @unchecked Sendable {
 
     let node: Node
 
-    /// Set for expressions decoded from an untrusted archive; `allowEvaluation()` clears it.
-    private let evaluationLock = NSLock()
-    private var _evaluationBlocked = false
+    /// Set for expressions decoded from an untrusted archive; `allowEvaluation()` clears it. Read on every
+    /// evaluation, so an atomic rather than a lock.
+    private let evaluationBlocked = Atomic<Bool>(false)
 
     indirect enum Node {
         case constant(Value)
@@ -288,17 +289,17 @@ public final class NSExpression: NSObject, NSCopying, @unchecked Sendable {
     /// Enables evaluation of an expression that came from an untrusted archive. Expressions made in code or
     /// from format strings are always evaluable.
     public func allowEvaluation() {
-        evaluationLock.withLock { _evaluationBlocked = false }
+        evaluationBlocked.store(false, ordering: .relaxed)
         forEachChild { $0.allowEvaluation() } predicates: { $0.allowEvaluation() }
     }
 
     func blockEvaluation() {
-        evaluationLock.withLock { _evaluationBlocked = true }
+        evaluationBlocked.store(true, ordering: .relaxed)
         forEachChild { $0.blockEvaluation() } predicates: { $0.blockEvaluation() }
     }
 
     var isEvaluationBlocked: Bool {
-        evaluationLock.withLock { _evaluationBlocked }
+        evaluationBlocked.load(ordering: .relaxed)
     }
 
     func forEachChild(_ expression: (NSExpression) -> Void, predicates: (NSPredicate) -> Void) {

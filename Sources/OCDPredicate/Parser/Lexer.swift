@@ -17,8 +17,10 @@ enum Keyword: String, CaseIterable {
         return table
     }()
 
+    /// Keywords are ASCII and match without regard to ASCII case only: `ſelf` is not `SELF`.
     static func named(_ word: String) -> Keyword? {
-        byUppercasedName[word.uppercased()]
+        guard word.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+        return byUppercasedName[word.uppercased()]
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A logical condition that an object satisfies or not: the filter of a fetch request, a validation rule,
 /// the test of an array filter.
@@ -31,8 +32,8 @@ public class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
     }
 
     let kind: Kind
-    private let evaluationLock = NSLock()
-    private var _evaluationBlocked = false
+    /// Read on every evaluation of every node, so an atomic rather than a lock.
+    private let evaluationBlocked = Atomic<Bool>(false)
 
     init(kind: Kind) {
         self.kind = kind
@@ -75,7 +76,7 @@ public class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
 
     /// Whether `object` satisfies the predicate; throws ``PredicateEvaluationError`` where Apple raises.
     public func evaluateThrowing(with object: Any?, substitutionVariables bindings: [String: Any]? = nil) throws -> Bool {
-        let evaluator = Evaluator(bindings: bindings, context: nil, rawBindings: bindings)
+        let evaluator = Evaluator(bindings: bindings, context: nil)
         return try evaluator.test(self, object: Value(object))
     }
 
@@ -129,17 +130,17 @@ public class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
     /// Enables evaluation of a predicate that came from an untrusted archive. Predicates made in code or
     /// from format strings are always evaluable; decoded ones are not until this is called (as Apple's).
     public func allowEvaluation() {
-        evaluationLock.withLock { _evaluationBlocked = false }
+        evaluationBlocked.store(false, ordering: .relaxed)
         forEachChild(expressions: { $0.allowEvaluation() }, predicates: { $0.allowEvaluation() })
     }
 
     func blockEvaluation() {
-        evaluationLock.withLock { _evaluationBlocked = true }
+        evaluationBlocked.store(true, ordering: .relaxed)
         forEachChild(expressions: { $0.blockEvaluation() }, predicates: { $0.blockEvaluation() })
     }
 
     var isEvaluationBlocked: Bool {
-        evaluationLock.withLock { _evaluationBlocked }
+        evaluationBlocked.load(ordering: .relaxed)
     }
 
     func forEachChild(expressions: (NSExpression) -> Void, predicates: (NSPredicate) -> Void) {}

@@ -114,12 +114,18 @@ struct FormatPrinter {
         case .keyPath(let path):
             output += FormatPrinter.keyPathDescription(path)
         case .keyPathOnValue(let operand, let path):
-            writeOperand(operand)
+            writePostfixOperand(operand)
             output += "." + FormatPrinter.keyPathDescription(path)
         case .composition(let lhs, let rhs):
-            writeOperand(lhs)
+            writePostfixOperand(lhs)
             output += "."
-            write(rhs)
+            if case .function(BuiltinFunction.index.selector, _, nil) = rhs.node {
+                write(rhs)
+            } else {
+                output += "("
+                write(rhs)
+                output += ")"
+            }
         case .function(let name, let arguments, let target):
             if let target {
                 output += "FUNCTION("
@@ -136,13 +142,14 @@ struct FormatPrinter {
         case .symbolic(let symbol):
             output += symbol.rawValue
         case .set(let operation, let lhs, let rhs):
-            write(lhs)
+            // Set operators share one left-associative level: only a nested right operand needs parentheses.
+            if case .assignment = lhs.node { writeOperand(lhs) } else { write(lhs) }
             output += " \(operation.rawValue) "
-            write(rhs)
+            writeOperand(rhs)
         case .subquery(let collection, let variable, let predicate):
             output += "SUBQUERY("
             write(collection)
-            output += ", $\(variable), "
+            output += ", $\(FormatPrinter.escapedKey(variable)), "
             write(predicate)
             output += ")"
         case .aggregate(let elements):
@@ -170,7 +177,7 @@ struct FormatPrinter {
             write(whenFalse)
             output += ")"
         case .assignment(let variable, let value):
-            output += "$\(variable) := "
+            output += "$\(FormatPrinter.escapedKey(variable)) := "
             write(value)
         }
     }
@@ -193,7 +200,7 @@ struct FormatPrinter {
                 write(arguments[0])
                 output += ")"
             default:
-                writeOperand(arguments[0])
+                writePostfixOperand(arguments[0])
             }
             output += "["
             write(arguments[1])
@@ -231,6 +238,16 @@ struct FormatPrinter {
         if needsParentheses { output += "(" }
         write(expression)
         if needsParentheses { output += ")" }
+    }
+
+    /// The operand of `.key` or `[index]`: also parenthesised when it is a negative number, which would
+    /// otherwise read as `0 - (5.key)`.
+    private mutating func writePostfixOperand(_ expression: NSExpression) {
+        if case .constant(let value) = expression.node, let number = value.numeric, number.doubleValue < 0 || FormatPrinter.numberDescription(value).hasPrefix("-") {
+            output += "(" + FormatPrinter.constantDescription(value) + ")"
+        } else {
+            writeOperand(expression)
+        }
     }
 
     // MARK: Constants and keys

@@ -107,8 +107,16 @@ public final class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     }
 
     func compareValues(_ object1: Value, _ object2: Value) throws -> ComparisonResult {
-        let a = try KeyValueCoding.value(forKeyPath: components[...], of: object1)
-        let b = try KeyValueCoding.value(forKeyPath: components[...], of: object2)
+        try compareKeys(sortKey(of: object1), sortKey(of: object2))
+    }
+
+    /// The value this descriptor sorts `object` by.
+    func sortKey(of object: Value) throws -> Value {
+        try KeyValueCoding.value(forKeyPath: components[...], of: object)
+    }
+
+    /// Orders two sort keys (from `sortKey(of:)`) in this descriptor's direction.
+    func compareKeys(_ a: Value, _ b: Value) throws -> ComparisonResult {
         let order = try orderValues(a, b)
         return ascending ? order : order.reversed
     }
@@ -186,13 +194,17 @@ extension Array {
 
     /// Like ``sorted(using:)``, throwing ``PredicateEvaluationError`` for an unknown key or incomparable values.
     public func sortedThrowing(using sortDescriptors: [NSSortDescriptor]) throws -> [Element] {
-        let keyed = self.enumerated().map { (offset: $0.offset, element: $0.element, value: Value($0.element as Any)) }
+        // Each element's sort keys are read once, not once per comparison.
+        let keyed = try self.enumerated().map { offset, element in
+            let value = Value(element as Any)
+            return (offset: offset, element: element, keys: try sortDescriptors.map { try $0.sortKey(of: value) })
+        }
         var failure: Error?
         let sorted = keyed.sorted { lhs, rhs in
             if failure != nil { return false }
             do {
-                for descriptor in sortDescriptors {
-                    switch try descriptor.compareValues(lhs.value, rhs.value) {
+                for (index, descriptor) in sortDescriptors.enumerated() {
+                    switch try descriptor.compareKeys(lhs.keys[index], rhs.keys[index]) {
                     case .orderedAscending: return true
                     case .orderedDescending: return false
                     case .orderedSame: continue

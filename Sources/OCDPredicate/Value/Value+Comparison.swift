@@ -17,7 +17,8 @@ enum Numeric {
     var decimalValue: Decimal {
         switch self {
         case .int(let i): return Decimal(i)
-        case .double(let d): return Decimal(d)
+        // Decimal(Double.infinity) traps; NaN is Decimal's own "not a number".
+        case .double(let d): return d.isFinite ? Decimal(d) : .nan
         case .decimal(let d): return d
         }
     }
@@ -82,7 +83,8 @@ extension Value: Hashable {
     static func == (lhs: Value, rhs: Value) -> Bool {
         switch (lhs, rhs) {
         case (.nil, .nil), (.null, .null), (.nil, .null), (.null, .nil): return true
-        case (.string(let a), .string(let b)): return a == b
+        // isEqual: compares UTF-16 code units: "é" precomposed is not "e" + U+0301.
+        case (.string(let a), .string(let b)): return a.utf16.elementsEqual(b.utf16)
         case (.date(let a), .date(let b)): return a == b
         case (.data(let a), .data(let b)): return a == b
         case (.array(let a), .array(let b)), (.orderedSet(let a), .orderedSet(let b)),
