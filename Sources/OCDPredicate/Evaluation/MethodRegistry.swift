@@ -85,7 +85,8 @@ final class MethodRegistry: @unchecked Sendable {
         case "NSDictionary": if case .dictionary = value { return true } else { return false }
         case "NSNull": return value == .null
         default:
-            guard case .object(let object) = value else { return false }
+            guard case .object(let opaque) = value else { return false }
+            let object = opaque.value
             var mirror: Mirror? = Mirror(reflecting: object)
             while let current = mirror {
                 if String(reflecting: current.subjectType) == name || String(describing: current.subjectType) == name { return true }

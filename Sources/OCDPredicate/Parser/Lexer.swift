@@ -156,13 +156,11 @@ struct Lexer {
         }
 
         // Operators, longest match first.
-        let threeAndTwo = ["**", "==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||", ":="]
-        for candidate in threeAndTwo where matches(candidate) {
-            position += candidate.utf8.count
+        for candidate in Lexer.twoCharacterOperators where matches(candidate) {
+            position += 2
             return token(.symbol(candidate))
         }
-        let single: Set<UInt8> = Set("=<>!+-*/()[]{},.:".utf8)
-        if single.contains(b) {
+        if Lexer.singleCharacterOperators.contains(b) {
             position += 1
             return token(.symbol(String(UnicodeScalar(b))))
         }
@@ -175,6 +173,9 @@ struct Lexer {
         }
         throw error(at: start, expected: reason)
     }
+
+    private static let twoCharacterOperators = ["**", "==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||", ":="]
+    private static let singleCharacterOperators = Set("=<>!+-*/()[]{},.:".utf8)
 
     private func matches(_ text: String) -> Bool {
         var i = 0

@@ -173,7 +173,7 @@ extension _NSPredicateFormatInitializable where Self: NSPredicate {
     /// Stops with a message naming the offset and the expected token when the format is malformed, as Apple
     /// raises `NSInvalidArgumentException`; ``init(validatingFormat:_:)`` throws instead.
     public init(format: String, _ arguments: Any?...) {
-        self.init(format: format, argumentArray: arguments)
+        self.init(format: format, argumentArray: arguments.map { $0 as Any })
     }
 
     /// Parses a format string with its arguments in an array.
@@ -188,7 +188,7 @@ extension _NSPredicateFormatInitializable where Self: NSPredicate {
     /// Parses a format string, throwing ``PredicateParseError`` (with the offset, the expected token and
     /// a snippet) when it is malformed or the arguments do not match its directives.
     public init(validatingFormat format: String, _ arguments: Any?...) throws {
-        try self.init(validatingFormat: format, argumentArray: arguments)
+        try self.init(validatingFormat: format, argumentArray: arguments.map { $0 as Any })
     }
 
     /// Parses a format string with its arguments in an array, throwing ``PredicateParseError``.

@@ -269,7 +269,8 @@ struct FormatPrinter {
             return "{" + elements.map(constantDescription).sorted().joined(separator: ", ") + "}"
         case .dictionary(let pairs):
             return "{" + pairs.map { "\(constantDescription($0.key))=\(constantDescription($0.value))" }.sorted().joined(separator: ", ") + "}"
-        case .object(let object):
+        case .object(let opaque):
+            let object = opaque.value
             if let expression = object as? NSExpression { return expression.description }
             if let uuid = object as? UUID { return uuid.uuidString }
             if let url = object as? URL { return url.absoluteString }

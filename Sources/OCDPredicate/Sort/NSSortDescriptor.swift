@@ -194,29 +194,24 @@ extension Array {
 
     /// Like ``sorted(using:)``, throwing ``PredicateEvaluationError`` for an unknown key or incomparable values.
     public func sortedThrowing(using sortDescriptors: [NSSortDescriptor]) throws -> [Element] {
-        // Each element's sort keys are read once, not once per comparison.
-        let keyed = try self.enumerated().map { offset, element in
+        // Each element's sort keys are read once, not once per comparison; indices are sorted rather than
+        // the elements, which generic code could only move through value witnesses.
+        let keys: [[Value]] = try map { element in
             let value = Value(element as Any)
-            return (offset: offset, element: element, keys: try sortDescriptors.map { try $0.sortKey(of: value) })
+            return try sortDescriptors.map { try $0.sortKey(of: value) }
         }
-        var failure: Error?
-        let sorted = keyed.sorted { lhs, rhs in
-            if failure != nil { return false }
-            do {
-                for (index, descriptor) in sortDescriptors.enumerated() {
-                    switch try descriptor.compareKeys(lhs.keys[index], rhs.keys[index]) {
-                    case .orderedAscending: return true
-                    case .orderedDescending: return false
-                    case .orderedSame: continue
-                    }
+        var order = [Int](keys.indices)
+        try order.sort { a, b in
+            for (index, descriptor) in sortDescriptors.enumerated() {
+                switch try descriptor.compareKeys(keys[a][index], keys[b][index]) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
                 }
-            } catch {
-                failure = error
             }
-            return lhs.offset < rhs.offset
+            return a < b
         }
-        if let failure { throw failure }
-        return sorted.map(\.element)
+        return order.map { self[$0] }
     }
 
     /// The elements that satisfy `predicate` (Apple: `NSArray.filtered(using:)`).

@@ -82,10 +82,10 @@ enum KeyValueCoding {
             }
             return .set(results)
         case .object(let object):
-            if let readable = object as? PredicateKeyValueCoding {
+            if let readable = object.readable {
                 return Value(try readable.predicateValue(forKey: key))
             }
-            throw PredicateEvaluationError.unknownKey(key, in: object)
+            throw PredicateEvaluationError.unknownKey(key, in: object.value)
         case .string(let string):
             switch key {
             case "length": return .int(Int64(string.utf16.count))
@@ -201,7 +201,7 @@ enum KeyValueCoding {
         case .orderedSet: return "NSOrderedSet"
         case .set: return "NSSet"
         case .dictionary: return "NSDictionary"
-        case .object(let object): return String(describing: type(of: object))
+        case .object(let object): return String(describing: type(of: object.value))
         }
     }
 }

@@ -92,7 +92,7 @@ extension Value: Hashable {
             return a == b
         case (.set(let a), .set(let b)): return a == b
         case (.dictionary(let a), .dictionary(let b)): return a == b
-        case (.object(let a), .object(let b)): return objectsEqual(a, b)
+        case (.object(let a), .object(let b)): return objectsEqual(a.value, b.value)
         default:
             guard let a = lhs.numeric, let b = rhs.numeric else { return false }
             return Numeric.compare(a, b) == .orderedSame
@@ -111,7 +111,8 @@ extension Value: Hashable {
         case .array(let a), .orderedSet(let a): hasher.combine(a)
         case .set(let s): hasher.combine(s)
         case .dictionary(let d): hasher.combine(d)
-        case .object(let o):
+        case .object(let opaque):
+            let o = opaque.value
             if let hashable = o as? AnyHashable {
                 hasher.combine(hashable)
             } else if type(of: o) is AnyClass {

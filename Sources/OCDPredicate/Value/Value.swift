@@ -21,7 +21,24 @@ enum Value {
     case dictionary([Value: Value])
     /// Anything else: key-value-coding objects, UUIDs, URLs, user values. Compared with `==` when the value is
     /// `Hashable`, by identity when it is a class instance.
-    case object(Any)
+    case object(Opaque)
+}
+
+/// A value the evaluator does not look inside, except through `PredicateKeyValueCoding`. The protocol
+/// existential is kept from the one conversion, so reading each key needs no dynamic cast.
+struct Opaque {
+    let value: Any
+    let readable: (any PredicateKeyValueCoding)?
+
+    init(_ value: Any) {
+        self.value = value
+        self.readable = value as? PredicateKeyValueCoding
+    }
+
+    init(readable: any PredicateKeyValueCoding) {
+        self.value = readable
+        self.readable = readable
+    }
 }
 
 /// Lets `Value(_:)` see through an `Optional` that was boxed into `Any`.
@@ -47,18 +64,57 @@ extension Value {
             self = .nil
             return
         }
-        // NSNumber casts to every numeric Swift type on Linux, so it is recognised by its dynamic type first.
-        if type(of: any) is NSNumber.Type, let number = any as? NSNumber {
-            self = Value(number: number)
+        // Class instances and values take different paths: every failed cast costs a runtime lookup, and on
+        // Linux casting a class instance to String or Int tries Foundation bridging first.
+        if type(of: any) is AnyClass {
+            self = Value(object: any)
             return
         }
         switch any {
-        case let value as Value: self = value
         case let string as String: self = .string(string)
         case let int as Int: self = .int(Int64(int))
         case let double as Double: self = .double(double)
         case let bool as Bool: self = .bool(bool)
+        default: self = Value(swiftValue: any)
+        }
+    }
+
+    private init(object: Any) {
+        // Managed objects are the common case: one conformance check.
+        if let readable = object as? PredicateKeyValueCoding {
+            self = .object(Opaque(readable: readable))
+            return
+        }
+        // NSNumber casts to every numeric Swift type on Linux, so it is recognised by its dynamic type first.
+        if type(of: object) is NSNumber.Type, let number = object as? NSNumber {
+            self = Value(number: number)
+            return
+        }
+        switch object {
+        case let string as NSString: self = .string(string as String)
+        case is NSNull: self = .null
+        case let date as NSDate: self = .date(date as Date)
+        case let data as NSData: self = .data(data as Data)
+        case let ordered as NSOrderedSet: self = .orderedSet(ordered.array.map { Value($0) })
+        case let array as NSArray: self = .array(array.map { Value($0) })
+        case let set as NSSet: self = .set(Set(set.allObjects.map { Value($0) }))
+        case let dictionary as NSDictionary:
+            var converted: [Value: Value] = [:]
+            for (key, value) in dictionary { converted[Value(key)] = Value(value) }
+            self = .dictionary(converted)
+        default: self = .object(Opaque(object))
+        }
+    }
+
+    private init(swiftValue any: Any) {
+        switch any {
+        case let value as Value: self = value
         case let date as Date: self = .date(date)
+        case let dictionary as [String: Any]:
+            var converted: [Value: Value] = Dictionary(minimumCapacity: dictionary.count)
+            for (key, value) in dictionary { converted[.string(key)] = Value(value) }
+            self = .dictionary(converted)
+        case let array as [Any]: self = .array(array.map { Value($0) })
         case let int as Int64: self = .int(int)
         case let int as Int32: self = .int(Int64(int))
         case let int as Int16: self = .int(Int64(int))
@@ -72,17 +128,13 @@ extension Value {
         case let decimal as Decimal: self = .decimal(decimal)
         case let substring as Substring: self = .string(String(substring))
         case let data as Data: self = .data(data)
-        case is NSNull: self = .null
         case let optional as AnyOptional: self = Value(optional.wrappedAny)
-        case let ordered as NSOrderedSet: self = .orderedSet(ordered.array.map { Value($0) })
-        case let array as [Any]: self = .array(array.map { Value($0) })
         case let set as Set<AnyHashable>: self = .set(Set(set.map { Value($0.base) }))
-        case let set as NSSet: self = .set(Set(set.allObjects.map { Value($0) }))
         case let dictionary as [AnyHashable: Any]:
             var converted: [Value: Value] = [:]
             for (key, value) in dictionary { converted[Value(key.base)] = Value(value) }
             self = .dictionary(converted)
-        default: self = .object(any)
+        default: self = .object(Opaque(any))
         }
     }
 
@@ -123,12 +175,12 @@ extension Value {
             var result: [AnyHashable: Any] = [:]
             for (key, value) in pairs { result[key.hashableAny] = value.anyValue ?? NSNull() }
             return result
-        case .object(let object): return object
+        case .object(let object): return object.value
         }
     }
 
     private var hashableAny: AnyHashable {
-        if case .object(let object) = self, let hashable = object as? AnyHashable { return hashable }
+        if case .object(let object) = self, let hashable = object.value as? AnyHashable { return hashable }
         if let hashable = anyValue as? AnyHashable { return hashable }
         return AnyHashable(ValueKey(self))
     }
