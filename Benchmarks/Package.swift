@@ -1,0 +1,26 @@
+// swift-tools-version: 6.1
+// OpenCoreData's benchmarks: a package of their own, so that users of OpenCoreData never build benchmark
+// dependencies. It depends on the main package by path.
+//
+//     swift run -c release --package-path Benchmarks OCDBenchmarks           # full run, N = 100,000
+//     swift run -c release --package-path Benchmarks OCDBenchmarks --quick   # smoke run, N = 2,000
+//
+// Every workload is timed against a plain Swift baseline doing the same work in the same process, and the
+// output is ratios (README.md). Workload groups live one per file in Sources/OCDBenchmarks/Workloads/.
+import PackageDescription
+
+let package = Package(
+    name: "OpenCoreDataBenchmarks",
+    dependencies: [
+        .package(name: "OpenCoreData", path: ".."),
+    ],
+    targets: [
+        .executableTarget(
+            name: "OCDBenchmarks",
+            dependencies: [
+                .product(name: "OpenCoreData", package: "OpenCoreData"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
