@@ -174,7 +174,7 @@ extension NSExpression {
         do {
             return try expressionValueThrowing(with: object, context: context)
         } catch {
-            preconditionFailure("NSExpression: \(error) (expression: \(self))")
+            fatalError("NSExpression: \(error) (expression: \(self))")
         }
     }
 

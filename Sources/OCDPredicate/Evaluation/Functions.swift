@@ -156,7 +156,7 @@ enum Functions {
             let variance = numbers.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(numbers.count)
             return .double(variance.squareRoot())
         default:
-            preconditionFailure("not a statistics function: \(function)")
+            fatalError("not a statistics function: \(function)")
         }
     }
 

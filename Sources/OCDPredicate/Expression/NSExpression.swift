@@ -97,7 +97,7 @@ public final class NSExpression: NSObject, NSCopying, @unchecked Sendable {
         do {
             try self.init(validatingFunction: name, arguments: arguments)
         } catch {
-            preconditionFailure(String(describing: error))
+            fatalError(String(describing: error))
         }
     }
 
@@ -179,7 +179,7 @@ public final class NSExpression: NSObject, NSCopying, @unchecked Sendable {
     }
 
     private func wrongKind(_ property: String) -> Never {
-        preconditionFailure("NSExpression: '\(property)' is not defined for an expression of type \(expressionType) (\(self))")
+        fatalError("NSExpression: '\(property)' is not defined for an expression of type \(expressionType) (\(self))")
     }
 
     /// The value of a constant expression (`.constantValue`).

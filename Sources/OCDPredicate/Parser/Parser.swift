@@ -630,7 +630,7 @@ extension NSExpression {
         do {
             try self.init(validatingFormat: format, argumentArray: arguments)
         } catch {
-            preconditionFailure(String(describing: error))
+            fatalError(String(describing: error))
         }
     }
 

@@ -73,7 +73,9 @@ public final class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
 
     /// A comparison of two expressions with an operator, a modifier and string options.
     public convenience init(leftExpression: NSExpression, rightExpression: NSExpression, modifier: Modifier, type: Operator, options: Options = []) {
-        precondition(type != .customSelector, "NSComparisonPredicate: use init(leftExpression:rightExpression:customSelector:) for a custom selector")
+        if type == .customSelector {
+            fatalError("NSComparisonPredicate: use init(leftExpression:rightExpression:customSelector:) for a custom selector")
+        }
         self.init(leftExpression, .standard(type), rightExpression, modifier: modifier, options: options)
     }
 
@@ -139,7 +141,9 @@ public final class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
 
     /// Combines `subpredicates`. `AND` of none is true, `OR` of none is false; `NOT` takes exactly one.
     public init(type: LogicalType, subpredicates: [NSPredicate]) {
-        precondition(type != .not || subpredicates.count == 1, "NSCompoundPredicate: a NOT predicate takes exactly one subpredicate, not \(subpredicates.count)")
+        if type == .not && subpredicates.count != 1 {
+            fatalError("NSCompoundPredicate: a NOT predicate takes exactly one subpredicate, not \(subpredicates.count)")
+        }
         self.compoundPredicateType = type
         self.predicates = subpredicates
         super.init(kind: .subclass)

@@ -70,7 +70,7 @@ public class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
         do {
             return try evaluateThrowing(with: object, substitutionVariables: bindings)
         } catch {
-            preconditionFailure("NSPredicate: \(error) (predicate: \(predicateFormat))")
+            fatalError("NSPredicate: \(error) (predicate: \(predicateFormat))")
         }
     }
 
@@ -85,7 +85,7 @@ public class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
         switch kind {
         case .constant(let value): return value
         case .block(let block): return block(object.anyValue, evaluator.rawBindings)
-        case .subclass: preconditionFailure("NSPredicate subclass did not override evaluate(in:object:)")
+        case .subclass: fatalError("NSPredicate subclass did not override evaluate(in:object:)")
         }
     }
 
@@ -181,7 +181,7 @@ extension _NSPredicateFormatInitializable where Self: NSPredicate {
         do {
             try self.init(validatingFormat: format, argumentArray: arguments)
         } catch {
-            preconditionFailure(String(describing: error))
+            fatalError(String(describing: error))
         }
     }
 

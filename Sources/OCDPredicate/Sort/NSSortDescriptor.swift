@@ -40,7 +40,7 @@ public final class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     public init(key: String?, ascending: Bool, selector: Selector?) {
         let selector = selector ?? .compare
         guard let method = NSSortDescriptor.supportedSelectors[selector.name] else {
-            preconditionFailure("NSSortDescriptor: unsupported comparison selector '\(selector.name)'; use one of \(NSSortDescriptor.supportedSelectors.keys.sorted().joined(separator: ", ")) or a comparator")
+            fatalError("NSSortDescriptor: unsupported comparison selector '\(selector.name)'; use one of \(NSSortDescriptor.supportedSelectors.keys.sorted().joined(separator: ", ")) or a comparator")
         }
         self.key = key
         self.ascending = ascending
@@ -66,7 +66,7 @@ public final class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     /// ``KeyPathNaming`` explains how to provide them by hand).
     public convenience init<Root: KeyPathNaming, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool) {
         guard let name = Root.keyName(for: keyPath) else {
-            preconditionFailure("NSSortDescriptor: \(Root.self) has no key name for \(keyPath)")
+            fatalError("NSSortDescriptor: \(Root.self) has no key name for \(keyPath)")
         }
         self.init(key: name, ascending: ascending)
     }
@@ -77,7 +77,7 @@ public final class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
             do {
                 return try self.orderValues(Value(a), Value(b))
             } catch {
-                preconditionFailure("NSSortDescriptor: \(error)")
+                fatalError("NSSortDescriptor: \(error)")
             }
         }
     }
@@ -96,7 +96,7 @@ public final class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
         do {
             return try compareThrowing(object1, to: object2)
         } catch {
-            preconditionFailure("NSSortDescriptor: \(error)")
+            fatalError("NSSortDescriptor: \(error)")
         }
     }
 
@@ -188,7 +188,7 @@ extension Array {
         do {
             return try sortedThrowing(using: sortDescriptors)
         } catch {
-            preconditionFailure("NSSortDescriptor: \(error)")
+            fatalError("NSSortDescriptor: \(error)")
         }
     }
 
