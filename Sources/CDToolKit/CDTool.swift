@@ -32,12 +32,14 @@ public final class Console: @unchecked Sendable {
 
 /// `cdtool`: the OpenCoreData command-line tool for predicates, models and stores.
 public struct CDTool: ParsableCommand {
+    /// The command tree: `cdtool predicate format|evaluate` (models and stores come with their layers).
     public static let configuration = CommandConfiguration(
         commandName: "cdtool",
         abstract: "OpenCoreData's tool for predicates, models and stores.",
         subcommands: [PredicateCommand.self]
     )
 
+    /// ArgumentParser builds commands itself; this exists for its protocol.
     public init() {}
 
     /// Runs the tool with `arguments` (without the program name), capturing what it prints.

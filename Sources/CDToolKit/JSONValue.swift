@@ -11,6 +11,7 @@ public indirect enum JSONValue: Equatable, Sendable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
+    /// Structural equality; object keys must also be in the same order.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -33,8 +34,11 @@ public indirect enum JSONValue: Equatable, Sendable {
 
 /// A JSON text that does not parse, with where.
 public struct JSONParseError: Error, CustomStringConvertible, Equatable {
+    /// The byte offset of the problem in the text.
     public var offset: Int
+    /// What was expected there.
     public var message: String
+    /// `invalid JSON at offset N: message`.
     public var description: String { "invalid JSON at offset \(offset): \(message)" }
 }
 

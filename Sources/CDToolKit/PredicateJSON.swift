@@ -8,7 +8,9 @@ import OCDPredicate
 public enum PredicateJSON {
     /// A value that does not follow the conventions.
     public struct ConventionError: Error, CustomStringConvertible {
+        /// What is wrong with the value.
         public var message: String
+        /// The message.
         public var description: String { message }
     }
 
@@ -94,11 +96,15 @@ public enum PredicateJSON {
     /// What an evaluation object stands for: the object, and optional bindings or substitution variables
     /// from the `{"$object": …, "$bindings": …}` and `{"$object": …, "$substitute": …}` envelopes.
     public struct EvaluationInput {
+        /// The object to evaluate against.
         public var object: Any?
+        /// Variables bound at evaluation (`$bindings`).
         public var bindings: [String: Any]?
+        /// Variables substituted before evaluation (`$substitute`).
         public var substitute: [String: Any]?
     }
 
+    /// Reads an evaluation object, unwrapping the `$object` envelope when present.
     public static func evaluationInput(_ json: JSONValue) throws -> EvaluationInput {
         if case .object(let pairs) = json, pairs.contains(where: { $0.0 == "$object" }) {
             var input = EvaluationInput(object: try value(json["$object"]!))

@@ -64,6 +64,10 @@ struct NSSortDescriptorTests {
         #expect(descriptor.description == "(age, descending, compare:)")
     }
 
+    @Test func keyPathExpressionsUseTheTypesKeyNames() {
+        #expect(OCDPredicate.NSExpression(forKeyPath: \Person.name).keyPath == "name")
+    }
+
     @Test func incomparableValuesThrowInTheThrowingForm() {
         let mixed: [[String: Any]] = [["v": 1], ["v": "x"]]
         #expect(throws: PredicateEvaluationError.self) { try mixed.sortedThrowing(using: [NSSortDescriptor(key: "v", ascending: true)]) }

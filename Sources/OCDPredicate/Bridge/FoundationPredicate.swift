@@ -4,6 +4,7 @@ import Foundation
 public struct PredicateConversionError: Error, Sendable, CustomStringConvertible {
     /// What could not be converted, e.g. `"a key path with no name: \\Person.age"`.
     public var reason: String
+    /// `Can't convert the Predicate to an NSPredicate: <reason>`.
     public var description: String { "Can't convert the Predicate to an NSPredicate: \(reason)" }
 }
 

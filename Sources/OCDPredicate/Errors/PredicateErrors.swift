@@ -16,6 +16,7 @@ public struct PredicateParseError: Error, Equatable, Sendable, CustomStringConve
     /// What it found instead, e.g. `"'b'"` or `"the end of the string"`.
     public var found: String
 
+    /// An error at `offset` characters into `format`.
     public init(format: String, offset: Int, expected: String, found: String) {
         self.format = format
         self.offset = offset
@@ -72,15 +73,18 @@ public struct PredicateEvaluationError: Error, Sendable, CustomStringConvertible
         case evaluationDisabled
     }
 
+    /// What went wrong.
     public var code: Code
     /// Apple's exception reason where known, otherwise a sentence in its style.
     public var message: String
 
+    /// An error with its code and reason.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// The reason.
     public var description: String { message }
 
     /// The error for a key an object does not have, with Apple's `NSUnknownKeyException` reason.

@@ -89,6 +89,15 @@ public final class NSExpression: NSObject, NSCopying, @unchecked Sendable {
         self.init(node: .keyPath(KeyPathComponents(keyPath)))
     }
 
+    /// A key path from a Swift key path whose root names its key paths (``KeyPathNaming``; the `@Managed`
+    /// macro provides the names for managed objects). Stops if the key path has no name.
+    public convenience init<Root: KeyPathNaming, Value>(forKeyPath keyPath: KeyPath<Root, Value>) {
+        guard let name = Root.keyName(for: keyPath) else {
+            fatalError("NSExpression: \(Root.self) has no key name for \(keyPath)")
+        }
+        self.init(forKeyPath: name)
+    }
+
     /// A built-in function by its selector name (`"sum:"`, `"add:to:"`, `"now"` …; the table in the
     /// NSExpression reference). The names without colons (`"sum"`) are accepted too.
     ///
@@ -343,6 +352,7 @@ public final class NSExpression: NSObject, NSCopying, @unchecked Sendable {
         description.hashValue
     }
 
+    /// The expression itself: expressions are immutable.
     public func copy(with zone: NSZone? = nil) -> Any {
         self
     }

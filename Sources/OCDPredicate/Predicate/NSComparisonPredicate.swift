@@ -31,7 +31,9 @@ public final class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
 
     /// String comparison options: the `[c]`, `[d]`, `[n]` and `[l]` suffixes of an operator.
     public struct Options: OptionSet, Sendable, Hashable {
+        /// Apple's bit values.
         public let rawValue: UInt
+        /// Options from Apple's bit values.
         public init(rawValue: UInt) { self.rawValue = rawValue }
         /// `[c]`: case-insensitive.
         public static let caseInsensitive = Options(rawValue: 0x01)

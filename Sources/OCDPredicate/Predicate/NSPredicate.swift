@@ -158,6 +158,7 @@ public class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
 
     public override var hash: Int { predicateFormat.hashValue }
 
+    /// The predicate itself: predicates are immutable.
     public func copy(with zone: NSZone? = nil) -> Any { self }
 }
 

@@ -157,6 +157,7 @@ public final class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
 
     public override var hash: Int { description.hashValue }
 
+    /// The descriptor itself: sort descriptors are immutable.
     public func copy(with zone: NSZone? = nil) -> Any { self }
 
     /// Sort descriptors made in code are always evaluable; present for Apple's API.

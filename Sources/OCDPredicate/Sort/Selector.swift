@@ -7,9 +7,12 @@ public struct Selector: Hashable, Sendable, ExpressibleByStringLiteral, CustomSt
     /// The selector's name, colons included: `"compare:"`.
     public let name: String
 
+    /// The selector named `name`, e.g. `Selector("compare:")`.
     public init(_ name: String) { self.name = name }
+    /// A selector written as a string literal.
     public init(stringLiteral name: String) { self.name = name }
 
+    /// The name.
     public var description: String { name }
 
     /// `compare:`: the natural order of numbers, strings (by code unit), dates.
