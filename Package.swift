@@ -20,8 +20,10 @@ let package = Package(
     targets: [
         // Predicate layer: NSPredicate, NSExpression, NSSortDescriptor. Foundation only.
         .target(name: "OCDPredicate"),
+        // Model layer: NSManagedObjectModel and its descriptions, Xcode model files, version hashes.
+        .target(name: "OCDModel", dependencies: ["OCDPredicate"]),
         // Umbrella: re-exports every layer under Apple's names (decision D1).
-        .target(name: "OpenCoreData", dependencies: ["OCDPredicate"]),
+        .target(name: "OpenCoreData", dependencies: ["OCDPredicate", "OCDModel"]),
         // cdtool's commands as a library, so tests run them in-process.
         .target(
             name: "CDToolKit",
@@ -32,7 +34,13 @@ let package = Package(
         ),
         .executableTarget(name: "cdtool", dependencies: ["CDToolKit"]),
 
+        // The system SQLite; tests read fixture stores with it until the SQLite store layer exists.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Test helpers: the shared fixtures (real models and stores from Apple platforms).
+        .target(name: "OCDTestSupport", dependencies: ["CSQLite"]),
+
         .testTarget(name: "OCDPredicateTests", dependencies: ["OCDPredicate", "CDToolKit"]),
+        .testTarget(name: "OCDModelTests", dependencies: ["OCDModel", "OCDTestSupport"]),
         // Compiles the client shape of decision D1: `import Foundation` + `import OpenCoreData`, both orders.
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData"]),
         .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit"]),

@@ -1,0 +1,183 @@
+import Foundation
+import OCDPredicate
+import class OCDPredicate.NSExpression
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSSortDescriptor
+
+/// An entity: a kind of managed object, with its properties, its place in an inheritance hierarchy, and
+/// its indexes and uniqueness constraints.
+///
+/// Apple's `NSEntityDescription`. Editable until a persistent store coordinator uses its model.
+public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
+    /// The entity's name, unique in its model.
+    public var name: String? { willSet { assertEditable() } }
+    /// The model the entity belongs to.
+    public internal(set) weak var managedObjectModel: NSManagedObjectModel?
+    /// The name of the class of the entity's objects (`representedClassName` in a model file;
+    /// `NSManagedObject` when not set). A leading "." means the app's own module, as Xcode writes it.
+    public var managedObjectClassName: String! { willSet { assertEditable() } }
+    /// Whether the entity has no objects of its own, only objects of subentities.
+    public var isAbstract = false { willSet { assertEditable() } }
+    /// Arbitrary information for the application.
+    public var userInfo: [AnyHashable: Any]? { willSet { assertEditable() } }
+    /// A string mixed into the version hash.
+    public var versionHashModifier: String? { willSet { assertEditable() } }
+    /// The entity's name in the previous model version, for lightweight migration.
+    public var renamingIdentifier: String? { willSet { assertEditable() } }
+    /// The entity's fetch indexes.
+    public var indexes: [NSFetchIndexDescription] = [] {
+        willSet { assertEditable() }
+        didSet { for index in indexes { index.entity = self } }
+    }
+    /// Groups of property names whose values must be unique together: `[["email"], ["first", "last"]]`.
+    public var uniquenessConstraints: [[Any]] = [] { willSet { assertEditable() } }
+    /// Groups of property names indexed together (deprecated on Apple platforms in favour of `indexes`).
+    public var compoundIndexes: [[Any]] = [] { willSet { assertEditable() } }
+
+    /// The entity this one inherits from.
+    public private(set) weak var superentity: NSEntityDescription?
+
+    private var ownProperties: [NSPropertyDescription] = []
+    private var ownSubentities: [NSEntityDescription] = []
+    /// The parent's name until the model resolves it (model files name the parent before it is read).
+    var superentityName: String?
+
+    /// An entity with no name yet.
+    public override init() {
+        self.managedObjectClassName = "NSManagedObject"
+        super.init()
+    }
+
+    // MARK: Properties
+
+    /// The entity's own properties (not the inherited ones), in order. Setting them makes this entity their
+    /// owner; a property can belong to one entity only.
+    public var properties: [NSPropertyDescription] {
+        get { ownProperties }
+        set {
+            assertEditable()
+            var seen = Set<String>()
+            for property in newValue {
+                if !seen.insert(property.name).inserted {
+                    fatalError("NSEntityDescription: the entity \(name ?? "(unnamed)") has two properties named '\(property.name)'")
+                }
+                if let owner = property.entity, owner !== self {
+                    fatalError("NSEntityDescription: the property '\(property.name)' already belongs to the entity \(owner.name ?? "(unnamed)")")
+                }
+            }
+            for property in ownProperties where property.entity === self { property.entity = nil }
+            ownProperties = newValue
+            for property in newValue { property.entity = self }
+        }
+    }
+
+    /// Every property, inherited ones first, by name.
+    public var propertiesByName: [String: NSPropertyDescription] {
+        var result = superentity?.propertiesByName ?? [:]
+        for property in ownProperties { result[property.name] = property }
+        return result
+    }
+
+    /// Inherited and own properties: the superentity's first, then this entity's.
+    var allProperties: [NSPropertyDescription] {
+        var result = superentity?.allProperties ?? []
+        let own = Set(ownProperties.map(\.name))
+        result.removeAll { own.contains($0.name) }
+        return result + ownProperties
+    }
+
+    /// Every attribute (inherited ones included), by name.
+    public var attributesByName: [String: NSAttributeDescription] {
+        propertiesByName.compactMapValues { $0 as? NSAttributeDescription }
+    }
+
+    /// Every relationship (inherited ones included), by name.
+    public var relationshipsByName: [String: NSRelationshipDescription] {
+        propertiesByName.compactMapValues { $0 as? NSRelationshipDescription }
+    }
+
+    /// The relationships (inherited ones included) whose destination is `entity`.
+    public func relationships(forDestination entity: NSEntityDescription) -> [NSRelationshipDescription] {
+        allProperties.compactMap { $0 as? NSRelationshipDescription }.filter { $0.destinationEntity === entity }
+    }
+
+    // MARK: Inheritance
+
+    /// The entities that inherit from this one. Setting them makes this entity their superentity.
+    public var subentities: [NSEntityDescription] {
+        get { ownSubentities }
+        set {
+            assertEditable()
+            for child in ownSubentities where child.superentity === self { child.superentity = nil }
+            ownSubentities = newValue
+            for child in newValue {
+                child.superentity = self
+                child.superentityName = name
+            }
+        }
+    }
+
+    /// The subentities by name.
+    public var subentitiesByName: [String: NSEntityDescription] {
+        Dictionary(ownSubentities.compactMap { child in child.name.map { ($0, child) } }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether this entity is `entity` or inherits from it.
+    public func isKindOf(entity: NSEntityDescription) -> Bool {
+        var current: NSEntityDescription? = self
+        while let candidate = current {
+            if candidate === entity { return true }
+            current = candidate.superentity
+        }
+        return false
+    }
+
+    // MARK: Version hash
+
+    /// The entity's version hash: SHA-256 of its name, abstractness, superentity's hash, the hashes of its
+    /// persisted properties (inherited ones included) sorted by name, its modifier and its uniqueness
+    /// constraints, exactly as Apple's Core Data computes it (spec/sqlite-store-format.md §7). Stores record
+    /// these to tell whether a model can open them.
+    public var versionHash: Data {
+        var bytes = Array((name ?? "").utf8)
+        bytes.append(isAbstract ? 1 : 0)
+        if let superentity { bytes += Array(superentity.versionHash) }
+        let persisted = allProperties
+            .filter { !$0.isTransient && !($0 is NSFetchedPropertyDescription) }
+            .sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        for property in persisted { bytes += Array(property.versionHash) }
+        if let versionHashModifier { bytes += Array(versionHashModifier.utf8) }
+        let constraints = uniquenessConstraints
+            .map { group in group.map { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name ?? "\($0)" }.joined(separator: ".") }
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        for constraint in constraints where !constraint.isEmpty { bytes += Array(constraint.utf8) }
+        return SHA2.sha256(bytes)
+    }
+
+    // MARK: Editing
+
+    func assertEditable() {
+        managedObjectModel?.assertEditable()
+    }
+
+    /// A copy with copies of the entity's own properties, belonging to no model and with no superentity.
+    public func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSEntityDescription()
+        copy.name = name
+        copy.managedObjectClassName = managedObjectClassName
+        copy.isAbstract = isAbstract
+        copy.userInfo = userInfo
+        copy.versionHashModifier = versionHashModifier
+        copy.renamingIdentifier = renamingIdentifier
+        copy.uniquenessConstraints = uniquenessConstraints
+        copy.compoundIndexes = compoundIndexes
+        copy.superentityName = superentity?.name ?? superentityName
+        copy.properties = ownProperties.map { $0.copy() as! NSPropertyDescription }
+        copy.indexes = indexes.map { $0.copy() as! NSFetchIndexDescription }
+        return copy
+    }
+
+    public override var description: String {
+        "(<NSEntityDescription>) name \(name ?? "nil"), managedObjectClassName \(managedObjectClassName ?? "nil"), superentity \(superentity?.name ?? "nil"), properties \(ownProperties.map(\.name))"
+    }
+}

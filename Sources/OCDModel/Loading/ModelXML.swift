@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// One element of a model file, with its attributes, children and line: the parsed file is small (one
+/// model), and building descriptions needs random access (entities name their parents before they are read).
+final class ModelXMLElement {
+    let name: String
+    let attributes: [String: String]
+    let line: Int
+    var children: [ModelXMLElement] = []
+
+    init(name: String, attributes: [String: String], line: Int) {
+        self.name = name
+        self.attributes = attributes
+        self.line = line
+    }
+
+    subscript(attribute: String) -> String? { attributes[attribute] }
+
+    /// An attribute written only when YES, as Xcode writes booleans.
+    func flag(_ attribute: String) -> Bool { attributes[attribute] == "YES" }
+
+    func children(named name: String) -> [ModelXMLElement] { children.filter { $0.name == name } }
+
+    func child(named name: String) -> ModelXMLElement? { children.first { $0.name == name } }
+
+    /// Parses `data` (the `contents` of an `.xcdatamodel`), reporting malformed XML with its line.
+    static func parse(_ data: Data, file: URL) throws -> ModelXMLElement {
+        let builder = Builder()
+        let parser = XMLParser(data: data)
+        parser.delegate = builder
+        builder.parser = parser
+        let parsed = parser.parse()
+        guard parsed, let root = builder.root else {
+            let reason = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "no root element"
+            throw ModelLoadError(file: file, line: builder.errorLine ?? parser.lineNumber, problem: "malformed XML: \(reason)")
+        }
+        return root
+    }
+
+    private final class Builder: NSObject, XMLParserDelegate {
+        weak var parser: XMLParser?
+        var stack: [ModelXMLElement] = []
+        var root: ModelXMLElement?
+        var errorLine: Int?
+
+        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+            let element = ModelXMLElement(name: elementName, attributes: attributes, line: parser.lineNumber)
+            if let parent = stack.last { parent.children.append(element) } else if root == nil { root = element }
+            stack.append(element)
+        }
+
+        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+            stack.removeLast()
+        }
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
+            errorLine = errorLine ?? parser.lineNumber
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import OCDPredicate
+import class OCDPredicate.NSExpression
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSSortDescriptor
+import Synchronization
+
+/// A schema: the entities of an app's objects, their configurations, and fetch request templates.
+///
+/// Apple's `NSManagedObjectModel`. Build one in code or load an Xcode model (`.xcdatamodeld`,
+/// `.xcdatamodel`). A model can be edited until a persistent store coordinator uses it; after that, changing
+/// it (or anything in it) stops with Apple's message "Can't modify an immutable model.".
+public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
+    private var entityList: [NSEntityDescription] = []
+    private var configurationEntities: [String: [NSEntityDescription]] = [:]
+    private var configurationOrder: [String] = []
+    private var templates: [String: NSFetchRequest<NSFetchRequestResult>] = [:]
+    /// Set once a coordinator uses the model; read on every edit, so an atomic.
+    private let inUse = Atomic<Bool>(false)
+
+    /// Localized names for entities, properties and error messages: keys such as `"Entity/Person"`,
+    /// `"Property/name/Entity/Person"`, `"ErrorString/…"`.
+    public var localizationDictionary: [String: String]? { willSet { assertEditable() } }
+    /// Identifiers of this model version (Xcode's "Core Data Model Identifier"); not used for compatibility.
+    public var versionIdentifiers: Set<AnyHashable> = [] { willSet { assertEditable() } }
+
+    /// An empty model.
+    public override init() {
+        super.init()
+    }
+
+    // MARK: Entities
+
+    /// The model's entities. Setting them resolves superentities, relationship destinations and inverses
+    /// that were given by name (as a model file gives them).
+    public var entities: [NSEntityDescription] {
+        get { entityList }
+        set {
+            assertEditable()
+            var seen = Set<String>()
+            for entity in newValue {
+                let name = entity.name ?? ""
+                if !seen.insert(name).inserted {
+                    fatalError("NSManagedObjectModel: the model has two entities named '\(name)'")
+                }
+            }
+            for entity in entityList where entity.managedObjectModel === self { entity.managedObjectModel = nil }
+            entityList = newValue
+            for entity in newValue { entity.managedObjectModel = self }
+            resolveReferences()
+        }
+    }
+
+    /// The entities by name.
+    public var entitiesByName: [String: NSEntityDescription] {
+        Dictionary(entityList.compactMap { entity in entity.name.map { ($0, entity) } }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Links entities named as parents, relationship destinations and inverses to the entities themselves.
+    private func resolveReferences() {
+        let byName = entitiesByName
+        for entity in entityList {
+            if let parentName = entity.superentityName, entity.superentity?.name != parentName, let parent = byName[parentName] {
+                parent.subentities = parent.subentities.filter { $0 !== entity } + [entity]
+            }
+        }
+        for entity in entityList {
+            for case let relationship as NSRelationshipDescription in entity.properties {
+                if relationship.destinationEntity == nil, let name = relationship.destinationEntityName {
+                    relationship.destinationEntity = byName[name]
+                }
+                if relationship.inverseRelationship == nil, let inverseName = relationship.inverseRelationshipName,
+                   let destination = relationship.destinationEntity {
+                    relationship.inverseRelationship = destination.relationshipsByName[inverseName]
+                }
+            }
+        }
+    }
+
+    // MARK: Configurations
+
+    /// The names of the model's configurations (groups of entities that go to one store).
+    public var configurations: [String] { configurationOrder }
+
+    /// The entities of a configuration; nil for an unknown name.
+    public func entities(forConfigurationName configuration: String?) -> [NSEntityDescription]? {
+        guard let configuration, configuration != "Default", configuration != "PF_DEFAULT_CONFIGURATION_NAME" else { return entityList }
+        return configurationEntities[configuration]
+    }
+
+    /// Sets the entities of a configuration, creating it if needed.
+    public func setEntities(_ entities: [NSEntityDescription], forConfigurationName configuration: String) {
+        assertEditable()
+        if configurationEntities[configuration] == nil { configurationOrder.append(configuration) }
+        configurationEntities[configuration] = entities
+    }
+
+    // MARK: Version hashes
+
+    /// Each entity's version hash by entity name: what a store records in its metadata as
+    /// `NSStoreModelVersionHashes`, byte for byte as Apple's Core Data computes it.
+    public var entityVersionHashesByName: [String: Data] {
+        var hashes: [String: Data] = [:]
+        for entity in entityList { if let name = entity.name { hashes[name] = entity.versionHash } }
+        return hashes
+    }
+
+    /// Whether a store whose metadata is `metadata` can be opened with the entities of `configuration`
+    /// (nil for all): every entity's version hash must equal the one the store recorded, and the store must
+    /// know no other entity of the configuration.
+    public func isConfiguration(withName configuration: String?, compatibleWithStoreMetadata metadata: [String: Any]) -> Bool {
+        guard let entities = entities(forConfigurationName: configuration),
+              let stored = metadata["NSStoreModelVersionHashes"] as? [String: Any]
+        else { return false }
+        let names = Set(entities.compactMap(\.name))
+        guard Set(stored.keys) == names else { return false }
+        for entity in entities {
+            guard let name = entity.name, let hash = stored[name] as? Data, hash == entity.versionHash else { return false }
+        }
+        return true
+    }
+
+    /// `NSStoreModelVersionHashesDigest`: base64 of SHA-512 over every entity's name and hash, names sorted.
+    public var versionHashesDigest: String {
+        var bytes: [UInt8] = []
+        for (name, hash) in entityVersionHashesByName.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            bytes += Array(name.utf8) + Array(hash)
+        }
+        return SHA2.sha512(bytes).base64EncodedString()
+    }
+
+    // MARK: Fetch request templates
+
+    /// The fetch request templates by name.
+    public var fetchRequestTemplatesByName: [String: NSFetchRequest<NSFetchRequestResult>] { templates }
+
+    /// Stores `fetchRequest` as the template named `name` (nil removes it).
+    public func setFetchRequestTemplate(_ fetchRequest: NSFetchRequest<NSFetchRequestResult>?, forName name: String) {
+        assertEditable()
+        templates[name] = fetchRequest
+    }
+
+    /// The template named `name`, as stored.
+    public func fetchRequestTemplate(forName name: String) -> NSFetchRequest<NSFetchRequestResult>? {
+        templates[name]
+    }
+
+    /// A copy of the template named `name` with its `$VARIABLES` replaced by `variables` (use `NSNull` for
+    /// nil); nil when there is no such template. Every variable must have a value: a missing one stops with
+    /// Apple's message; ``fetchRequestFromTemplateThrowing(withName:substitutionVariables:)`` throws instead.
+    public func fetchRequestFromTemplate(withName name: String, substitutionVariables variables: [String: Any]) -> NSFetchRequest<NSFetchRequestResult>? {
+        do {
+            return try fetchRequestFromTemplateThrowing(withName: name, substitutionVariables: variables)
+        } catch {
+            fatalError("NSManagedObjectModel: \(error) (template \(name))")
+        }
+    }
+
+    /// Like ``fetchRequestFromTemplate(withName:substitutionVariables:)``, throwing
+    /// `PredicateEvaluationError` (code `.unboundVariable`) for a variable without a value.
+    public func fetchRequestFromTemplateThrowing(withName name: String, substitutionVariables variables: [String: Any]) throws -> NSFetchRequest<NSFetchRequestResult>? {
+        guard let template = templates[name], let copy = template.copy() as? NSFetchRequest<NSFetchRequestResult> else { return nil }
+        copy.predicate = try template.predicate?.withSubstitutionVariablesThrowing(variables)
+        return copy
+    }
+
+    // MARK: Editing
+
+    /// Whether the model can still be changed (no coordinator has used it).
+    public var isEditable: Bool { !inUse.load(ordering: .relaxed) }
+
+    /// Called by a persistent store coordinator when it starts using the model: from then on the model is
+    /// immutable, as on Apple platforms.
+    package func markInUse() {
+        inUse.store(true, ordering: .relaxed)
+    }
+
+    func assertEditable() {
+        if !isEditable { fatalError("NSManagedObjectModel: Can't modify an immutable model.") }
+    }
+
+    /// An editable copy: entities, configurations and templates copied, references resolved anew.
+    public func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSManagedObjectModel()
+        copy.entities = entityList.map { $0.copy() as! NSEntityDescription }
+        let byName = copy.entitiesByName
+        for configuration in configurationOrder {
+            copy.setEntities((configurationEntities[configuration] ?? []).compactMap { $0.name.flatMap { byName[$0] } }, forConfigurationName: configuration)
+        }
+        for (name, template) in templates {
+            let request = template.copy() as! NSFetchRequest<NSFetchRequestResult>
+            request.entity = request.entityName.flatMap { byName[$0] }
+            copy.setFetchRequestTemplate(request, forName: name)
+        }
+        copy.localizationDictionary = localizationDictionary
+        copy.versionIdentifiers = versionIdentifiers
+        return copy
+    }
+
+    public override var description: String {
+        "(<NSManagedObjectModel>) isEditable \(isEditable), entities \(entityList.compactMap(\.name)), fetch request templates \(templates.keys.sorted())"
+    }
+}
