@@ -33,9 +33,11 @@ final class ModelXMLElement {
         parser.delegate = builder
         builder.parser = parser
         let parsed = parser.parse()
-        guard parsed, let root = builder.root else {
-            let reason = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "no root element"
-            throw ModelLoadError(file: file, line: builder.errorLine ?? parser.lineNumber, problem: "malformed XML: \(reason)")
+        // On Linux parse() can return true after reporting errors, so the first reported error decides.
+        guard parsed, builder.firstError == nil, let root = builder.root else {
+            let code = (builder.firstError ?? parser.parserError).map { ($0 as NSError).code }
+            let reason = code.map { "XMLParser error \($0)" } ?? "no root element"
+            throw ModelLoadError(file: file, line: builder.errorLine ?? parser.lineNumber, problem: "malformed XML (\(reason))")
         }
         return root
     }
@@ -53,11 +55,16 @@ final class ModelXMLElement {
         }
 
         func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
-            stack.removeLast()
+            if !stack.isEmpty { stack.removeLast() }
         }
 
+        var firstError: Error?
+
         func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
-            errorLine = errorLine ?? parser.lineNumber
+            if firstError == nil {
+                firstError = parseError
+                errorLine = parser.lineNumber
+            }
         }
     }
 }
