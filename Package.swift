@@ -29,6 +29,7 @@ let package = Package(
             name: "CDToolKit",
             dependencies: [
                 "OCDPredicate",
+                "OCDModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -43,6 +44,6 @@ let package = Package(
         .testTarget(name: "OCDModelTests", dependencies: ["OCDModel", "OCDTestSupport"]),
         // Compiles the client shape of decision D1: `import Foundation` + `import OpenCoreData`, both orders.
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData"]),
-        .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit"]),
+        .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit", "OCDTestSupport"]),
     ]
 )

@@ -32,11 +32,11 @@ public final class Console: @unchecked Sendable {
 
 /// `cdtool`: the OpenCoreData command-line tool for predicates, models and stores.
 public struct CDTool: ParsableCommand {
-    /// The command tree: `cdtool predicate format|evaluate` (models and stores come with their layers).
+    /// The command tree: `cdtool predicate format|evaluate`, `cdtool model inspect|hashes|validate|diagram`.
     public static let configuration = CommandConfiguration(
         commandName: "cdtool",
         abstract: "OpenCoreData's tool for predicates, models and stores.",
-        subcommands: [PredicateCommand.self]
+        subcommands: [PredicateCommand.self, ModelCommand.self]
     )
 
     /// ArgumentParser builds commands itself; this exists for its protocol.

@@ -52,9 +52,9 @@ public final class NSRelationshipDescription: NSPropertyDescription, @unchecked 
     public var isToMany: Bool { maxCount != 1 }
 
     /// The destination's name, kept for relationships whose destination is resolved later or is absent.
-    var destinationEntityName: String?
+    package var destinationEntityName: String?
     /// The inverse's name, resolved once all entities are known.
-    var inverseRelationshipName: String?
+    package var inverseRelationshipName: String?
 
     override func versionHashInput() -> [UInt8] {
         var bytes = Array(SHA2.sha256(propertyHashBytes()))

@@ -34,6 +34,10 @@ enum XcodeModelReader {
         default:
             let contents = url.appendingPathComponent("contents")
             if FileManager.default.fileExists(atPath: contents.path) { return contents }
+            // A folder of versions without the .xcdatamodeld extension (as copied out of a project) is a bundle.
+            if try !versionFolders(in: url).isEmpty {
+                return try contentsFile(for: currentVersion(in: url))
+            }
             if FileManager.default.fileExists(atPath: url.appendingPathComponent("elements").path) {
                 throw ModelLoadError(file: url, line: nil, problem: "the legacy Xcode 3 model format (an 'elements' archive) is not supported; open and save the model in a current Xcode to convert it")
             }
