@@ -419,9 +419,15 @@ extension NSManagedObjectModel {
     }
 
     /// Loads an Xcode model, throwing ``ModelLoadError`` (file, line and problem) when it cannot be read.
+    ///
+    /// A `<Model>Model.strings` file beside the model (or in an `.lproj` folder there, preferred languages
+    /// first) becomes the model's `localizationDictionary`.
     public convenience init(validatingContentsOf url: URL) throws {
         self.init()
         try XcodeModelReader.read(url, into: self)
+        if let strings = ModelLocalization.stringsFile(for: url) {
+            localizationDictionary = try ModelLocalization.read(strings)
+        }
     }
 }
 

@@ -57,21 +57,26 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
     }
 
     /// Links entities named as parents, relationship destinations and inverses to the entities themselves.
+    /// References to entities of another model (left by copying or merging) are resolved again by name.
     private func resolveReferences() {
         let byName = entitiesByName
         for entity in entityList {
-            if let parentName = entity.superentityName, entity.superentity?.name != parentName, let parent = byName[parentName] {
-                parent.subentities = parent.subentities.filter { $0 !== entity } + [entity]
+            if let parentName = entity.superentityName ?? entity.superentity?.name,
+               entity.superentity.map({ $0.managedObjectModel !== self }) ?? true, let parent = byName[parentName] {
+                parent.subentities = parent.subentities.filter { $0 !== entity && $0.name != entity.name } + [entity]
             }
         }
         for entity in entityList {
             for case let relationship as NSRelationshipDescription in entity.properties {
-                if relationship.destinationEntity == nil, let name = relationship.destinationEntityName {
+                if relationship.destinationEntity.map({ $0.managedObjectModel !== self }) ?? true,
+                   let name = relationship.destinationEntityName ?? relationship.destinationEntity?.name {
+                    relationship.destinationEntityName = name
                     relationship.destinationEntity = byName[name]
                 }
-                if relationship.inverseRelationship == nil, let inverseName = relationship.inverseRelationshipName,
-                   let destination = relationship.destinationEntity {
-                    relationship.inverseRelationship = destination.relationshipsByName[inverseName]
+                if relationship.inverseRelationship.map({ $0.entity?.managedObjectModel !== self }) ?? true,
+                   let inverseName = relationship.inverseRelationshipName ?? relationship.inverseRelationship?.name {
+                    relationship.inverseRelationshipName = inverseName
+                    relationship.inverseRelationship = relationship.destinationEntity?.relationshipsByName[inverseName]
                 }
             }
         }

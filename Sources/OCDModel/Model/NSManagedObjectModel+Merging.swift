@@ -1,0 +1,101 @@
+import Foundation
+
+/// Why models could not be merged.
+public struct ModelMergeError: Error, CustomStringConvertible, Sendable {
+    /// Apple's reason, e.g. "Can't merge models with two different entities named 'Person'".
+    public var reason: String
+    public var description: String { reason }
+}
+
+extension NSManagedObjectModel {
+    /// One model with the entities, configurations and fetch request templates of all `models`.
+    ///
+    /// An entity that appears in several models with the same version hash is taken once; two different
+    /// entities with one name stop with Apple's reason ("Can't merge models with two different entities
+    /// named 'X'"), as Apple raises; ``init(validatingMerging:)`` throws instead. Nil for no models.
+    public convenience init?(byMerging models: [NSManagedObjectModel]?) {
+        guard let models, !models.isEmpty else { return nil }
+        do {
+            try self.init(validatingMerging: models)
+        } catch {
+            fatalError("NSManagedObjectModel: \(error)")
+        }
+    }
+
+    /// Like ``init(byMerging:)``, throwing ``ModelMergeError`` for two different entities of one name.
+    public convenience init(validatingMerging models: [NSManagedObjectModel]) throws {
+        self.init()
+        var chosen: [String: NSEntityDescription] = [:]
+        var order: [String] = []
+        for model in models {
+            for entity in model.entities {
+                let name = entity.name ?? ""
+                if let existing = chosen[name] {
+                    if existing.versionHash != entity.versionHash {
+                        throw ModelMergeError(reason: "Can't merge models with two different entities named '\(name)'")
+                    }
+                    continue
+                }
+                chosen[name] = entity
+                order.append(name)
+            }
+        }
+        entities = order.map { chosen[$0]!.copy() as! NSEntityDescription }
+        let byName = entitiesByName
+        for model in models {
+            for configuration in model.configurations where !configurations.contains(configuration) {
+                let members = (model.entities(forConfigurationName: configuration) ?? []).compactMap { $0.name.flatMap { byName[$0] } }
+                setEntities(members, forConfigurationName: configuration)
+            }
+            for (name, template) in model.fetchRequestTemplatesByName where fetchRequestTemplate(forName: name) == nil {
+                let request = template.copy() as! NSFetchRequest<NSFetchRequestResult>
+                request.entity = request.entityName.flatMap { byName[$0] }
+                setFetchRequestTemplate(request, forName: name)
+            }
+            if let dictionary = model.localizationDictionary {
+                localizationDictionary = (localizationDictionary ?? [:]).merging(dictionary) { first, _ in first }
+            }
+            versionIdentifiers.formUnion(model.versionIdentifiers)
+        }
+    }
+
+    /// The model a store was made with, assembled from `models` (typically every version of an app's model):
+    /// for each entity the store recorded, an entity of one of the models with exactly that version hash.
+    /// Nil when some entity of the store is in none of the models.
+    public convenience init?(byMerging models: [NSManagedObjectModel], forStoreMetadata metadata: [String: Any]) {
+        guard let stored = metadata["NSStoreModelVersionHashes"] as? [String: Any] else { return nil }
+        var picked: [NSEntityDescription] = []
+        for (name, value) in stored.sorted(by: { $0.key < $1.key }) {
+            guard let hash = value as? Data,
+                  let entity = models.lazy.compactMap({ $0.entitiesByName[name] }).first(where: { $0.versionHash == hash })
+            else { return nil }
+            picked.append(entity)
+        }
+        self.init()
+        entities = picked.map { $0.copy() as! NSEntityDescription }
+        // An entity's hash includes its superentity's, so parents were picked too; check the result anyway.
+        guard isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) else { return nil }
+    }
+
+    /// The models in `bundles` (the main bundle when nil) merged into one: every `.xcdatamodeld` (its
+    /// current version) and `.xcdatamodel` at the top of each bundle's resources. Nil when there is none,
+    /// when one cannot be read, or when two different entities share a name.
+    public static func mergedModel(from bundles: [Bundle]?) -> NSManagedObjectModel? {
+        var models: [NSManagedObjectModel] = []
+        for bundle in bundles ?? [Bundle.main] {
+            let roots = [bundle.resourceURL, bundle.bundleURL].compactMap { $0 }
+            var seen = Set<String>()
+            for root in roots {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+                for name in names.sorted() where name.hasSuffix(".xcdatamodeld") || name.hasSuffix(".xcdatamodel") {
+                    let url = root.appendingPathComponent(name).standardizedFileURL
+                    guard seen.insert(url.path).inserted else { continue }
+                    guard let model = NSManagedObjectModel(contentsOf: url) else { return nil }
+                    models.append(model)
+                }
+            }
+        }
+        guard !models.isEmpty else { return nil }
+        return try? NSManagedObjectModel(validatingMerging: models)
+    }
+}
