@@ -36,7 +36,7 @@ public struct CDTool: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "cdtool",
         abstract: "OpenCoreData's tool for predicates, models and stores.",
-        subcommands: [PredicateCommand.self, ModelCommand.self]
+        subcommands: [PredicateCommand.self, ModelCommand.self, CompileCommand.self]
     )
 
     /// ArgumentParser builds commands itself; this exists for its protocol.

@@ -8,6 +8,7 @@
 
 @_exported import Foundation
 @_exported import OCDPredicate
+@_exported import OCDModel
 
 @_exported import class OCDPredicate.NSPredicate
 @_exported import class OCDPredicate.NSComparisonPredicate

@@ -50,3 +50,97 @@ struct ModelReaderFuzzTests {
         #expect(refused > 0)
     }
 }
+
+/// Damaged compiled models: ours (`.ocdmodel`) and Apple's (`.mom`) must load or fail with a
+/// `ModelLoadError`, never crash.
+@Suite("Compiled model fuzzing")
+struct CompiledModelFuzzTests {
+    func loadOrFail(_ data: Data, extension pathExtension: String) throws -> Bool {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString).\(pathExtension)")
+        try data.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        do {
+            _ = try NSManagedObjectModel(validatingContentsOf: file)
+            return true
+        } catch is ModelLoadError {
+            return false
+        }
+    }
+
+    @Test func damagedOCDModelFilesLoadOrFailCleanly() throws {
+        guard let models = Fixtures.models else { return }
+        let momd = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/M.momd")
+        try NSManagedObjectModel.compileModel(at: models.appendingPathComponent("alemar11__CoreDataPlus__SampleModel/SampleModel.xcdatamodel"), to: momd)
+        let original = Array(try Data(contentsOf: momd.appendingPathComponent("SampleModel.ocdmodel")))
+        #expect(try loadOrFail(Data(original), extension: "ocdmodel"))
+        var random = ModelReaderFuzzTests.Generator(state: 11)
+        var refused = 0
+        for round in 0..<400 {
+            var bytes = original
+            if round % 4 == 0 {
+                bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &random)))
+            } else {
+                for _ in 0..<(1 + round % 3) { bytes[Int.random(in: 5..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random) }
+            }
+            if try !loadOrFail(Data(bytes), extension: "ocdmodel") { refused += 1 }
+        }
+        #expect(refused > 100)
+    }
+
+    @Test func damagedAppleMomFilesLoadOrFailCleanly() throws {
+        guard let stores = Fixtures.stores else { return }
+        let mom = stores.appendingPathComponent("compiled-models/alemar11__CoreDataPlus/SampleModel/Fixtures/SampleModel.momd/SampleModel.mom")
+        let plist = try #require(try PropertyListSerialization.propertyList(from: Data(contentsOf: mom), format: nil) as? [String: Any])
+        // Structural damage: swap object slots, drop keys, retype values, then write the archive back.
+        var random = ModelReaderFuzzTests.Generator(state: 5)
+        var loaded = 0
+        for _ in 0..<150 {
+            var objects = plist["$objects"] as! [Any]
+            for _ in 0..<3 {
+                let i = Int.random(in: 1..<objects.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0:
+                    objects.swapAt(i, Int.random(in: 1..<objects.count, using: &random))
+                case 1:
+                    if var dictionary = objects[i] as? [String: Any], let key = dictionary.keys.randomElement(using: &random) {
+                        dictionary.removeValue(forKey: key)
+                        objects[i] = dictionary
+                    }
+                default:
+                    objects[i] = ["Person", 42, true, "$null", Data([1, 2])].randomElement(using: &random)!
+                }
+            }
+            var damaged = plist
+            damaged["$objects"] = objects
+            guard let data = try? PropertyListSerialization.data(fromPropertyList: damaged, format: .binary, options: 0) else { continue }
+            if try loadOrFail(data, extension: "mom") { loaded += 1 }
+        }
+        #expect(loaded < 150)
+    }
+
+    @Test func inheritanceCyclesAndDuplicateNamesInArchivesAreErrors() throws {
+        let b = ArchiveBuilder()
+        let entityA = b.reference(1); b.objects.append("a")
+        let entityB = b.reference(2); b.objects.append("b")
+        for (index, name, parent) in [(1, "A", entityB), (2, "B", entityA)] {
+            b.objects[index] = ["$class": b.classReference("NSEntityDescription", []), "NSEntityName": b.string(name),
+                                "NSSuperentity": parent, "NSProperties": b.dictionary([]), "NSSubentities": b.dictionary([])] as [String: Any]
+        }
+        let cyclic = b.object("NSManagedObjectModel", ["NSEntities": b.dictionary([("A", entityA), ("B", entityB)])])
+        #expect { try NSManagedObjectModel(validatingContentsOf: self.write(b.data(root: cyclic))) } throws: {
+            ($0 as? ModelLoadError)?.problem.contains("inherits from itself") == true
+        }
+        let d = ArchiveBuilder()
+        let twin = { d.object("NSEntityDescription", ["NSEntityName": d.string("Same"), "NSProperties": d.dictionary([])]) }
+        let duplicate = d.object("NSManagedObjectModel", ["NSEntities": d.dictionary([("One", twin()), ("Two", twin())])])
+        #expect { try NSManagedObjectModel(validatingContentsOf: self.write(d.data(root: duplicate))) } throws: {
+            ($0 as? ModelLoadError)?.problem.contains("a second entity named 'Same'") == true
+        }
+    }
+
+    func write(_ data: Data) throws -> URL {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString).mom")
+        try data.write(to: file)
+        return file
+    }
+}

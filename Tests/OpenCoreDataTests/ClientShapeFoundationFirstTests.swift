@@ -17,4 +17,20 @@ struct ClientShapeFoundationFirstTests {
         #expect(expression.expressionValue(with: ["age": 1], context: nil) as? Int == 2)
         #expect(sort.key == "name")
     }
+
+    @Test func theModelLayerIsVisibleThroughTheUmbrella() {
+        let model = NSManagedObjectModel()
+        let entity = NSEntityDescription()
+        entity.name = "Person"
+        let name = NSAttributeDescription()
+        name.name = "name"
+        name.attributeType = .stringAttributeType
+        entity.properties = [name]
+        model.entities = [entity]
+        let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Person")
+        request.predicate = NSPredicate(format: "name BEGINSWITH %@", "A")
+        model.setFetchRequestTemplate(request, forName: "A")
+        #expect(model.entityVersionHashesByName["Person"]?.count == 32)
+        #expect(model.fetchRequestTemplate(forName: "A")?.predicate?.predicateFormat == #"name BEGINSWITH "A""#)
+    }
 }

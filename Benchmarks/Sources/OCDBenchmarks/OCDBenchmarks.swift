@@ -30,7 +30,7 @@ struct OCDBenchmarks {
 
         let people = People(count: configuration.count)
         // One group per file in Workloads/; a new group adds its `make` here.
-        let allWorkloads = FormatWorkloads.make() + EvaluateWorkloads.make(people) + SortWorkloads.make(people)
+        let allWorkloads = FormatWorkloads.make() + EvaluateWorkloads.make(people) + SortWorkloads.make(people) + ModelWorkloads.make()
         if let only, let unknown = only.subtracting(allWorkloads.map(\.key)).first {
             usage("no workload named \(unknown); there are \(allWorkloads.map(\.key).joined(separator: ", "))")
         }

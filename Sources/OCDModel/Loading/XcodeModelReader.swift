@@ -29,8 +29,6 @@ enum XcodeModelReader {
         switch url.pathExtension {
         case "xcdatamodeld":
             return try contentsFile(for: currentVersion(in: url))
-        case "momd", "mom":
-            throw ModelLoadError(file: url, line: nil, problem: "compiled models (.momd, .mom) cannot be read yet; load the .xcdatamodeld source")
         default:
             let contents = url.appendingPathComponent("contents")
             if FileManager.default.fileExists(atPath: contents.path) { return contents }
@@ -78,6 +76,44 @@ enum XcodeModelReader {
     }
 }
 
+/// The checks every model reader makes before handing entities to a model, whose setters stop on these
+/// problems (as Apple's raise): duplicate names, unknown parents, and inheritance cycles, which would
+/// otherwise recurse forever in version hashes and `isKindOf(entity:)`.
+enum EntityGraph {
+    struct Problem: Error {
+        /// The entity at fault.
+        let entity: String
+        let reason: String
+    }
+
+    static func check(_ entities: [NSEntityDescription]) throws {
+        var parents: [String: String?] = [:]
+        for entity in entities {
+            let name = entity.name ?? ""
+            if parents[name] != nil { throw Problem(entity: name, reason: "a second entity named '\(name)'") }
+            parents[name] = entity.superentityName
+            var propertyNames = Set<String>()
+            for property in entity.properties where !propertyNames.insert(property.name).inserted {
+                throw Problem(entity: name, reason: "the entity '\(name)' has two properties named '\(property.name)'")
+            }
+        }
+        for entity in entities {
+            let name = entity.name ?? ""
+            if let parent = entity.superentityName, parents[parent] == nil {
+                throw Problem(entity: name, reason: "the entity '\(name)' has the parent entity '\(parent)', which is not in the model")
+            }
+            var seen: Set<String> = []
+            var current: String? = name
+            while let step = current {
+                if !seen.insert(step).inserted {
+                    throw Problem(entity: name, reason: "the entity '\(name)' inherits from itself through \(seen.sorted().joined(separator: ", "))")
+                }
+                current = parents[step] ?? nil
+            }
+        }
+    }
+}
+
 /// Builds descriptions from the parsed XML of one model file.
 private struct ModelBuilder {
     let file: URL
@@ -108,12 +144,11 @@ private struct ModelBuilder {
             entityElements[entity.name ?? ""] = element
             entities.append(entity)
         }
-        for entity in entities {
-            if let parent = entity.superentityName, entityElements[parent] == nil {
-                throw error(entityElements[entity.name ?? ""], "the entity '\(entity.name ?? "")' has the parent entity '\(parent)', which is not in the model")
-            }
+        do {
+            try EntityGraph.check(entities)
+        } catch let problem as EntityGraph.Problem {
+            throw error(entityElements[problem.entity], problem.reason)
         }
-        try checkInheritanceIsAcyclic(entities, elements: entityElements)
         model.entities = entities
         let byName = model.entitiesByName
 
@@ -133,20 +168,6 @@ private struct ModelBuilder {
             let request = try buildFetchRequest(element)
             request.entity = request.entityName.flatMap { byName[$0] }
             model.setFetchRequestTemplate(request, forName: name)
-        }
-    }
-
-    private func checkInheritanceIsAcyclic(_ entities: [NSEntityDescription], elements: [String: ModelXMLElement]) throws {
-        let parents = Dictionary(entities.compactMap { e in e.name.map { ($0, e.superentityName) } }, uniquingKeysWith: { a, _ in a })
-        for entity in entities {
-            var seen: Set<String> = []
-            var current = entity.name
-            while let name = current {
-                if !seen.insert(name).inserted {
-                    throw error(elements[entity.name ?? ""], "the entity '\(entity.name ?? "")' inherits from itself through \(seen.sorted().joined(separator: ", "))")
-                }
-                current = parents[name] ?? nil
-            }
         }
     }
 
@@ -407,8 +428,9 @@ private struct ModelBuilder {
 }
 
 extension NSManagedObjectModel {
-    /// Loads an Xcode model: an `.xcdatamodeld` folder (its current version, as `.xccurrentversion` names
-    /// it), one `.xcdatamodel` folder, or its `contents` file. Nil if it cannot be loaded;
+    /// Loads a model: an `.xcdatamodeld` folder (its current version, as `.xccurrentversion` names it), one
+    /// `.xcdatamodel` folder, its `contents` file, a `.momd` folder (compiled by Xcode or by `cdtool
+    /// compile`), or one Xcode-compiled `.mom` file. Nil if it cannot be loaded;
     /// ``init(validatingContentsOf:)`` says why.
     public convenience init?(contentsOf url: URL) {
         do {
@@ -424,6 +446,14 @@ extension NSManagedObjectModel {
     /// first) becomes the model's `localizationDictionary`.
     public convenience init(validatingContentsOf url: URL) throws {
         self.init()
+        if ["momd", CompiledModel.fileExtension].contains(url.pathExtension) {
+            try CompiledModel.read(url, into: self)
+            return
+        }
+        if url.pathExtension == "mom" {
+            try AppleCompiledModel.read(url, into: self)
+            return
+        }
         try XcodeModelReader.read(url, into: self)
         if let strings = ModelLocalization.stringsFile(for: url) {
             localizationDictionary = try ModelLocalization.read(strings)

@@ -120,8 +120,27 @@ public final class NSExpression: NSObject, NSCopying, @unchecked Sendable {
 
     /// `FUNCTION(target, 'selector', arguments…)`: calls a method registered with
     /// `NSExpression.registerMethod(_:_:)` (Linux has no message sending).
+    ///
+    /// `valueForKey:` and `valueForKeyPath:` with a key-path argument make the key-path expression Apple's
+    /// parser makes for `$x.name` (and archives that way), not a method call.
     public convenience init(forFunction target: NSExpression, selectorName: String, arguments: [Any]?) {
         let expressions = (arguments ?? []).map { $0 as? NSExpression ?? NSExpression(forConstantValue: $0) }
+        if selectorName == "valueForKeyPath:" || selectorName == "valueForKey:", expressions.count == 1 {
+            let path: KeyPathComponents?
+            switch expressions[0].node {
+            case .keyPath(let keyPath): path = keyPath
+            case .constant(.string(let string)): path = KeyPathComponents(string)
+            default: path = nil
+            }
+            if let path {
+                switch target.node {
+                case .evaluatedObject: self.init(node: .keyPath(path))
+                case .keyPath(let left): self.init(node: .keyPath(KeyPathComponents(components: left.components + path.components)))
+                default: self.init(node: .keyPathOnValue(target, path))
+                }
+                return
+            }
+        }
         self.init(node: .function(name: selectorName, arguments: expressions, target: target))
     }
 

@@ -21,6 +21,9 @@ public final class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
         case compare, caseInsensitive, localized, localizedCaseInsensitive, localizedStandard
     }
 
+    /// The selectors a sort descriptor can use here (Core Data's SQL store supports the same ones).
+    public static var supportedSelectorNames: Set<String> { Set(supportedSelectors.keys) }
+
     static let supportedSelectors: [String: Method] = [
         "compare:": .compare,
         "caseInsensitiveCompare:": .caseInsensitive,
