@@ -112,10 +112,12 @@ struct LocalizedNameTests {
         let model = ModelTests.listing3()
         model.localizationDictionary?["Entity/Run"] = "Lauf"
         model.localizationDictionary?["Property/date"] = "Datum"
+        model.localizationDictionary?["Property/note"] = "Notiz"
         #expect(model.localizedName(ofEntity: "Run") == "Lauf")
         #expect(model.localizedName(ofEntity: "Walk") == "Walk")
         #expect(model.localizedName(ofProperty: "processID", inEntity: "Run") == "Process ID")
-        #expect(model.localizedName(ofProperty: "date", inEntity: "Run") == "Datum")
+        #expect(model.localizedName(ofProperty: "date", inEntity: "Run") == "Date", "the entity-specific key wins")
+        #expect(model.localizedName(ofProperty: "note", inEntity: "Run") == "Notiz")
         #expect(model.localizedName(ofProperty: "other", inEntity: "Run") == "other")
         #expect(model.localizedErrorString("Process ID < 0") == "Process ID must not be less than 0")
         #expect(model.localizedErrorString("Unknown") == "Unknown")
