@@ -60,3 +60,26 @@ struct CompileCommandTests {
         #expect(run.error.contains("warning: A.self_: no inverse relationship"))
     }
 }
+
+@Suite("cdtool compile never deletes what it did not write")
+struct CompileOutputSafetyTests {
+    @Test func anExistingFolderThatIsNotACompiledModelIsLeftAlone() throws {
+        guard let models = Fixtures.models else { return }
+        let victim = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/victim")
+        try FileManager.default.createDirectory(at: victim, withIntermediateDirectories: true)
+        try Data("keep me".utf8).write(to: victim.appendingPathComponent("notes.txt"))
+        let run = CDTool.run(["compile", models.appendingPathComponent("LoopKit__LoopKit__Model/Model.xcdatamodel").path, "-o", victim.path])
+        #expect(run.status == 1)
+        #expect(run.error.contains("refusing to replace it"))
+        #expect(FileManager.default.fileExists(atPath: victim.appendingPathComponent("notes.txt").path))
+    }
+
+    @Test func aPreviousCompiledModelIsReplaced() throws {
+        guard let models = Fixtures.models else { return }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/Out.momd").path
+        let source = models.appendingPathComponent("LoopKit__LoopKit__Model/Model.xcdatamodel").path
+        #expect(CDTool.run(["compile", source, "-o", output]).status == 0)
+        #expect(CDTool.run(["compile", source, "-o", output]).status == 0)
+        #expect(CDTool.run(["model", "hashes", output]).status == 0)
+    }
+}

@@ -108,7 +108,10 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
         get { ownSubentities }
         set {
             assertEditable()
-            for child in ownSubentities where child.superentity === self { child.superentity = nil }
+            for child in ownSubentities where child.superentity === self {
+                child.superentity = nil
+                child.superentityName = nil
+            }
             ownSubentities = newValue
             for child in newValue {
                 child.superentity = self
@@ -172,8 +175,16 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
         copy.uniquenessConstraints = uniquenessConstraints
         copy.compoundIndexes = compoundIndexes
         copy.superentityName = superentity?.name ?? superentityName
-        copy.properties = ownProperties.map { $0.copy() as! NSPropertyDescription }
-        copy.indexes = indexes.map { $0.copy() as! NSFetchIndexDescription }
+        let properties = ownProperties.map { $0.copy() as! NSPropertyDescription }
+        copy.properties = properties
+        // Index elements point at the copy's properties, not the original's.
+        copy.indexes = indexes.map { index in
+            let indexCopy = index.copy() as! NSFetchIndexDescription
+            for element in indexCopy.elements {
+                element.property = properties.first { $0.name == element.propertyName }
+            }
+            return indexCopy
+        }
         return copy
     }
 

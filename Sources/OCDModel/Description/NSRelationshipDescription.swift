@@ -36,11 +36,18 @@ public enum NSDeleteRule: UInt, Sendable {
 /// A relationship from one entity to another: to-one, to-many, or ordered to-many.
 public final class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
     /// The entity the relationship points to.
-    public weak var destinationEntity: NSEntityDescription? { willSet { assertEditable() } }
+    public weak var destinationEntity: NSEntityDescription? {
+        willSet { assertEditable() }
+        didSet { destinationEntityName = destinationEntity?.name }
+    }
     /// The relationship back from the destination, kept consistent by the context.
-    public weak var inverseRelationship: NSRelationshipDescription? { willSet { assertEditable() } }
-    /// The most objects the relationship may hold: 1 for to-one, 0 for unbounded.
-    public var maxCount = 1 { willSet { assertEditable() } }
+    public weak var inverseRelationship: NSRelationshipDescription? {
+        willSet { assertEditable() }
+        didSet { inverseRelationshipName = inverseRelationship?.name }
+    }
+    /// The most objects the relationship may hold: 1 for to-one, 0 (the default, as on Apple platforms) for
+    /// unbounded.
+    public var maxCount = 0 { willSet { assertEditable() } }
     /// The fewest objects the relationship must hold at save.
     public var minCount = 0 { willSet { assertEditable() } }
     /// What deleting the source object does to the destination objects.
@@ -63,8 +70,9 @@ public final class NSRelationshipDescription: NSPropertyDescription, @unchecked 
         if let inverse, !isOwnInverse {
             bytes += Array(inverse.utf8)
         }
-        bytes.appendLittleEndian(Int32(maxCount))
-        bytes.appendLittleEndian(Int32(minCount))
+        // Readers refuse counts beyond Int32; a count set in code is truncated as Core Data's int field would.
+        bytes.appendLittleEndian(Int32(truncatingIfNeeded: maxCount))
+        bytes.appendLittleEndian(Int32(truncatingIfNeeded: minCount))
         if isOrdered { bytes.appendLittleEndian(UInt16(1)) }
         return bytes
     }
@@ -82,9 +90,9 @@ public final class NSRelationshipDescription: NSPropertyDescription, @unchecked 
         super.copySettings(from: other)
         guard let other = other as? NSRelationshipDescription else { return }
         destinationEntity = other.destinationEntity
-        destinationEntityName = other.destinationEntityName ?? other.destinationEntity?.name
+        destinationEntityName = other.destinationEntity?.name ?? other.destinationEntityName
         inverseRelationship = other.inverseRelationship
-        inverseRelationshipName = other.inverseRelationshipName ?? other.inverseRelationship?.name
+        inverseRelationshipName = other.inverseRelationship?.name ?? other.inverseRelationshipName
         maxCount = other.maxCount
         minCount = other.minCount
         deleteRule = other.deleteRule

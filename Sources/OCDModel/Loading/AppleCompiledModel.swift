@@ -111,8 +111,9 @@ struct KeyedArchive {
     }
 
     /// A plist-typed value: strings, numbers, dates, data, UUIDs, URLs, decimals, arrays, dictionaries.
-    func value(_ raw: Any?) -> Any? {
-        guard let resolved = resolve(raw) else { return nil }
+    /// An archive's object graph may contain cycles, so nesting deeper than any real value is cut off.
+    func value(_ raw: Any?, depth: Int = 0) -> Any? {
+        guard depth < 64, let resolved = resolve(raw) else { return nil }
         guard let object = resolved as? Object else { return resolved }
         switch className(object) {
         case "NSDate": return (object["NS.time"] as? Double).map { Date(timeIntervalSinceReferenceDate: $0) }
@@ -122,10 +123,10 @@ struct KeyedArchive {
         case "NSString", "NSMutableString": return string(object, "NS.string")
         case "NSDecimalNumber": return decimal(object)
         case "NSArray", "NSMutableArray", "NSSet", "NSMutableSet", "NSOrderedSet", "NSMutableOrderedSet":
-            return array(object).compactMap { value($0) }
+            return array(object).compactMap { value($0, depth: depth + 1) }
         case "NSDictionary", "NSMutableDictionary":
             var result: [String: Any] = [:]
-            for (key, element) in dictionary(object) { result[key] = value(element) }
+            for (key, element) in dictionary(object) { result[key] = value(element, depth: depth + 1) }
             return result
         default: return nil
         }
@@ -139,8 +140,9 @@ struct KeyedArchive {
 
     /// NSDecimalNumber archives its mantissa as little-endian bytes, with exponent and sign beside.
     private func decimal(_ object: Object) -> Decimal? {
-        guard let mantissa = resolve(object["NS.mantissa"]) as? Data else { return nil }
-        let exponent = int(object, "NS.exponent") ?? 0
+        // Decimal's exponent is a signed byte: anything else is a damaged archive.
+        guard let mantissa = resolve(object["NS.mantissa"]) as? Data, mantissa.count <= 16,
+              let exponent = int(object, "NS.exponent"), (-128...127).contains(exponent) else { return nil }
         var magnitude = Decimal(0)
         var scale = Decimal(1)
         for byte in mantissa {
@@ -157,6 +159,16 @@ struct KeyedArchive {
 private final class MomDecoder {
     let archive: KeyedArchive
     typealias Object = KeyedArchive.Object
+    /// How deep decoding is in nested predicates, expressions and composites: an archive can make them
+    /// contain themselves, so depth is bounded rather than trusted.
+    private var depth = 0
+
+    private func nested<T>(_ body: () throws -> T) throws -> T {
+        depth += 1
+        defer { depth -= 1 }
+        if depth > 100 { throw fail("predicates, expressions or composites nested more than 100 deep (a cycle in the archive?)") }
+        return try body()
+    }
 
     init(archive: KeyedArchive) {
         self.archive = archive
@@ -253,14 +265,21 @@ private final class MomDecoder {
     }
 
     func property(_ object: Object) throws -> NSPropertyDescription {
+        try nested { try decodeProperty(object) }
+    }
+
+    private func decodeProperty(_ object: Object) throws -> NSPropertyDescription {
         let kind = archive.className(object) ?? ""
         let property: NSPropertyDescription
         let packed = archive.int(object, "_P").flatMap { $0 != 0 ? PackedFlags(bits: $0) : nil }
         switch kind {
         case "NSRelationshipDescription":
             let relationship = NSRelationshipDescription()
-            relationship.maxCount = archive.int(object, "NSMaxCount") ?? 1
+            relationship.maxCount = archive.int(object, "NSMaxCount") ?? 0
             relationship.minCount = archive.int(object, "NSMinCount") ?? 0
+            guard (0...Int(Int32.max)).contains(relationship.maxCount), (0...Int(Int32.max)).contains(relationship.minCount) else {
+                throw fail("the relationship counts \(relationship.minCount)...\(relationship.maxCount) are out of range")
+            }
             relationship.deleteRule = NSDeleteRule(rawValue: UInt(max(0, archive.int(object, "NSDeleteRule") ?? 1))) ?? .nullifyDeleteRule
             relationship.destinationEntityName = archive.string(object, "_NSDestinationEntityName")
                 ?? (archive.resolve(object["NSDestinationEntity"]) as? Object).flatMap { archive.string($0, "NSEntityName") }
@@ -374,6 +393,10 @@ private final class MomDecoder {
     // MARK: Predicates and expressions
 
     func predicate(_ object: Object) throws -> NSPredicate {
+        try nested { try decodePredicate(object) }
+    }
+
+    private func decodePredicate(_ object: Object) throws -> NSPredicate {
         switch archive.className(object) {
         case "NSTruePredicate": return NSPredicate(value: true)
         case "NSFalsePredicate": return NSPredicate(value: false)
@@ -408,6 +431,10 @@ private final class MomDecoder {
     }
 
     func expression(_ object: Object) throws -> NSExpression {
+        try nested { try decodeExpression(object) }
+    }
+
+    private func decodeExpression(_ object: Object) throws -> NSExpression {
         func child(_ key: String) throws -> NSExpression {
             guard let value = archive.resolve(object[key]) as? Object else { throw fail("an expression without its \(key)") }
             return try expression(value)

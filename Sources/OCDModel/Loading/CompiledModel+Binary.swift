@@ -234,7 +234,9 @@ extension CompiledModel.Property {
 extension CompiledModel.FetchRequest {
     func write(to w: inout BinaryWriter) {
         w.optional(name) { $0.string($1) }; w.string(entity); w.optional(predicate) { $0.string($1) }
-        w.int(fetchLimit); w.int(fetchBatchSize); w.uint(resultType)
+        w.array(sortDescriptors) { $0.optional($1.key) { $0.string($1) }; $0.bool($1.ascending); $0.string($1.selector) }
+        w.int(fetchLimit); w.int(fetchOffset); w.int(fetchBatchSize)
+        w.strings(relationshipKeyPathsForPrefetching); w.bool(shouldRefreshRefetchedObjects); w.uint(resultType)
         w.bool(includesSubentities); w.bool(includesPropertyValues); w.bool(includesPendingChanges)
         w.bool(returnsObjectsAsFaults); w.bool(returnsDistinctResults)
     }
@@ -242,7 +244,9 @@ extension CompiledModel.FetchRequest {
     init(from r: inout BinaryReader) throws {
         self.init(
             name: try r.optional { try $0.string() }, entity: try r.string(), predicate: try r.optional { try $0.string() },
-            fetchLimit: try r.int(), fetchBatchSize: try r.int(), resultType: try r.uint(),
+            sortDescriptors: try r.array { CompiledModel.SortDescriptor(key: try $0.optional { try $0.string() }, ascending: try $0.bool(), selector: try $0.string()) },
+            fetchLimit: try r.int(), fetchOffset: try r.int(), fetchBatchSize: try r.int(),
+            relationshipKeyPathsForPrefetching: try r.strings(), shouldRefreshRefetchedObjects: try r.bool(), resultType: try r.uint(),
             includesSubentities: try r.bool(), includesPropertyValues: try r.bool(), includesPendingChanges: try r.bool(),
             returnsObjectsAsFaults: try r.bool(), returnsDistinctResults: try r.bool())
     }

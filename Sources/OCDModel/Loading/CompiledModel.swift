@@ -103,14 +103,25 @@ package enum CompiledModel {
         var name: String?
         var entity: String
         var predicate: String?
+        var sortDescriptors: [SortDescriptor]
         var fetchLimit: Int
+        var fetchOffset: Int
         var fetchBatchSize: Int
+        var relationshipKeyPathsForPrefetching: [String]
+        var shouldRefreshRefetchedObjects: Bool
         var resultType: UInt
         var includesSubentities: Bool
         var includesPropertyValues: Bool
         var includesPendingChanges: Bool
         var returnsObjectsAsFaults: Bool
         var returnsDistinctResults: Bool
+    }
+
+    /// A sort descriptor by key, direction and selector (comparator descriptors cannot be stored).
+    struct SortDescriptor {
+        var key: String?
+        var ascending: Bool
+        var selector: String
     }
 
     struct Configuration {
@@ -152,17 +163,42 @@ package enum CompiledModel {
             record(model).write(to: &writer)
             files.append(("\(version.name).\(fileExtension)", Data(writer.bytes)))
         }
-        try? FileManager.default.removeItem(at: destination)
-        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
-        for (name, data) in files { try data.write(to: destination.appendingPathComponent(name)) }
-        let info: [String: Any] = [
-            "NSManagedObjectModel_CurrentVersionName": current,
-            "NSManagedObjectModel_VersionHashes": hashes,
-            "OCDCompiledModelFormatVersion": formatVersion,
-        ]
-        try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0)
-            .write(to: destination.appendingPathComponent("VersionInfo.plist"))
+        try replaceCompiledFolder(destination) { folder in
+            for (name, data) in files { try data.write(to: folder.appendingPathComponent(name)) }
+            let info: [String: Any] = [
+                "NSManagedObjectModel_CurrentVersionName": current,
+                "NSManagedObjectModel_VersionHashes": hashes,
+                "OCDCompiledModelFormatVersion": formatVersion,
+            ]
+            try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0)
+                .write(to: folder.appendingPathComponent("VersionInfo.plist"))
+        }
         return warnings
+    }
+
+    /// Writes a compiled model into a new folder beside `destination`, then moves it into place. An existing
+    /// `destination` is replaced only if it is a compiled model folder (a `.momd` holding nothing but
+    /// `VersionInfo.plist`, `.ocdmodel`, `.mom` and `.omo` files): compiling never deletes anything else.
+    private static func replaceCompiledFolder(_ destination: URL, write: (URL) throws -> Void) throws {
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if manager.fileExists(atPath: destination.path, isDirectory: &isDirectory) {
+            let contents = (try? manager.contentsOfDirectory(atPath: destination.path)) ?? []
+            let compiledOnly = contents.allSatisfy { $0 == "VersionInfo.plist" || [fileExtension, "mom", "omo"].contains(($0 as NSString).pathExtension) }
+            guard isDirectory.boolValue, destination.pathExtension == "momd", compiledOnly else {
+                throw ModelLoadError(file: destination, line: nil, problem: "the output exists and is not a compiled model folder (.momd); refusing to replace it")
+            }
+        }
+        let staging = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent)-\(UUID().uuidString)")
+        try manager.createDirectory(at: staging, withIntermediateDirectories: true)
+        do {
+            try write(staging)
+            if manager.fileExists(atPath: destination.path) { try manager.removeItem(at: destination) }
+            try manager.moveItem(at: staging, to: destination)
+        } catch {
+            try? manager.removeItem(at: staging)
+            throw error
+        }
     }
 
     static func record(_ model: NSManagedObjectModel) -> File {
@@ -242,7 +278,12 @@ package enum CompiledModel {
     static func record(_ request: NSFetchRequest<NSFetchRequestResult>) -> FetchRequest {
         FetchRequest(
             name: nil, entity: request.entityName ?? "", predicate: request.predicate?.predicateFormat,
-            fetchLimit: request.fetchLimit, fetchBatchSize: request.fetchBatchSize, resultType: request.resultType.rawValue,
+            sortDescriptors: (request.sortDescriptors ?? []).compactMap { descriptor in
+                descriptor.selector.map { SortDescriptor(key: descriptor.key, ascending: descriptor.ascending, selector: $0.name) }
+            },
+            fetchLimit: request.fetchLimit, fetchOffset: request.fetchOffset, fetchBatchSize: request.fetchBatchSize,
+            relationshipKeyPathsForPrefetching: request.relationshipKeyPathsForPrefetching ?? [],
+            shouldRefreshRefetchedObjects: request.shouldRefreshRefetchedObjects, resultType: request.resultType.rawValue,
             includesSubentities: request.includesSubentities, includesPropertyValues: request.includesPropertyValues,
             includesPendingChanges: request.includesPendingChanges, returnsObjectsAsFaults: request.returnsObjectsAsFaults,
             returnsDistinctResults: request.returnsDistinctResults)
@@ -375,7 +416,10 @@ package enum CompiledModel {
                 relationship.destinationEntityName = encoded.destination
                 relationship.inverseRelationshipName = encoded.inverse
                 relationship.minCount = encoded.minCount ?? 0
-                relationship.maxCount = encoded.maxCount ?? 1
+                relationship.maxCount = encoded.maxCount ?? 0
+                guard (0...Int(Int32.max)).contains(relationship.maxCount), (0...Int(Int32.max)).contains(relationship.minCount) else {
+                    throw fail("the relationship counts of '\(encoded.name)' are out of range")
+                }
                 relationship.deleteRule = encoded.deleteRule.flatMap(NSDeleteRule.init(rawValue:)) ?? .nullifyDeleteRule
                 relationship.isOrdered = encoded.ordered ?? false
                 property = relationship
@@ -436,8 +480,21 @@ package enum CompiledModel {
         func fetchRequest(_ encoded: FetchRequest) throws -> NSFetchRequest<NSFetchRequestResult> {
             let request = NSFetchRequest<NSFetchRequestResult>(entityName: encoded.entity)
             request.predicate = try encoded.predicate.map(predicate)
+            if !encoded.sortDescriptors.isEmpty {
+                request.sortDescriptors = try encoded.sortDescriptors.map { descriptor in
+                    guard NSSortDescriptor.supportedSelectorNames.contains(descriptor.selector) else {
+                        throw fail("a sort descriptor with the selector '\(descriptor.selector)', which cannot run here")
+                    }
+                    return NSSortDescriptor(key: descriptor.key, ascending: descriptor.ascending, selector: Selector(descriptor.selector))
+                }
+            }
             request.fetchLimit = encoded.fetchLimit
+            request.fetchOffset = encoded.fetchOffset
             request.fetchBatchSize = encoded.fetchBatchSize
+            if !encoded.relationshipKeyPathsForPrefetching.isEmpty {
+                request.relationshipKeyPathsForPrefetching = encoded.relationshipKeyPathsForPrefetching
+            }
+            request.shouldRefreshRefetchedObjects = encoded.shouldRefreshRefetchedObjects
             request.resultType = NSFetchRequestResultType(rawValue: encoded.resultType)
             request.includesSubentities = encoded.includesSubentities
             request.includesPropertyValues = encoded.includesPropertyValues

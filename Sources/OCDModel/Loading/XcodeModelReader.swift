@@ -55,9 +55,9 @@ enum XcodeModelReader {
                 throw ModelLoadError(file: marker, line: nil, problem: "not a property list: \(error.localizedDescription)")
             }
             if let name = (plist as? [String: Any])?["_XCCurrentVersionName"] as? String {
-                let version = bundle.appendingPathComponent(name)
-                guard FileManager.default.fileExists(atPath: version.path) else {
-                    throw ModelLoadError(file: marker, line: nil, problem: "the current version '\(name)' is not in the bundle")
+                // Only a version folder of this bundle: not ".", "..", or a path out of it.
+                guard let version = try versionFolders(in: bundle).first(where: { $0.lastPathComponent == name }) else {
+                    throw ModelLoadError(file: marker, line: nil, problem: "the current version '\(name)' is not a version in the bundle")
                 }
                 return version
             }
@@ -235,7 +235,7 @@ private struct ModelBuilder {
         property.userInfo = userInfo(element)
     }
 
-    func buildAttribute(_ element: ModelXMLElement, composites: [String: ModelXMLElement]) throws -> NSAttributeDescription {
+    func buildAttribute(_ element: ModelXMLElement, composites: [String: ModelXMLElement], within: Set<String> = []) throws -> NSAttributeDescription {
         let type: NSAttributeType
         if let typeName = element["attributeType"] {
             guard let known = NSAttributeType(modelFileName: typeName) else {
@@ -261,7 +261,12 @@ private struct ModelBuilder {
             guard let compositeName = element["composite"], let definition = composites[compositeName] else {
                 throw error(element, "the composite attribute '\(element["name"] ?? "")' names the composite '\(element["composite"] ?? "")', which is not in the model")
             }
-            composite.elements = try definition.children(named: "attribute").map { try buildAttribute($0, composites: composites) }
+            if within.contains(compositeName) {
+                throw error(element, "the composite '\(compositeName)' contains itself")
+            }
+            composite.elements = try definition.children(named: "attribute").map {
+                try buildAttribute($0, composites: composites, within: within.union([compositeName]))
+            }
             attribute = composite
         } else {
             attribute = NSAttributeDescription()
@@ -294,8 +299,8 @@ private struct ModelBuilder {
             // Real models (Wire's) give integer attributes "NO"/"YES" defaults, which momc reads as 0/1.
             if let bool = Self.booleanWord(text) { return bool ? 1 : 0 }
             // Xcode accepts "0.0" in an integer field; Core Data rounds it.
-            guard let double = Double(text), double.isFinite else { throw invalid() }
-            return Int(double)
+            guard let double = Double(text), let int = Int(exactly: double.rounded(.towardZero)) else { throw invalid() }
+            return int
         case .doubleAttributeType, .floatAttributeType:
             if let bool = Self.booleanWord(text) { return bool ? 1.0 : 0.0 }
             guard let double = Double(text) else { throw invalid() }
@@ -336,8 +341,15 @@ private struct ModelBuilder {
         }
         func number(_ key: String) throws -> Double? {
             guard let text = element[key] else { return nil }
-            guard let value = Double(text) else { throw error(element, "the \(key) '\(text)' of '\(element["name"] ?? "")' is not a number") }
+            guard let value = Double(text), value.isFinite else { throw error(element, "the \(key) '\(text)' of '\(element["name"] ?? "")' is not a number") }
             return value
+        }
+        func length(_ key: String) throws -> Int? {
+            guard let value = try number(key) else { return nil }
+            guard let length = Int(exactly: value.rounded(.towardZero)), length >= 0 else {
+                throw error(element, "the \(key) '\(element[key] ?? "")' of '\(element["name"] ?? "")' is not a length")
+            }
+            return length
         }
         switch type {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .decimalAttributeType,
@@ -345,12 +357,12 @@ private struct ModelBuilder {
             if let min = try number("minValueString") { add("SELF >= %@", min, code: 1620) }
             if let max = try number("maxValueString") { add("SELF <= %@", max, code: 1610) }
         case .stringAttributeType:
-            if let min = try number("minValueString") { add("length >= %@", Int(min), code: 1670) }
-            if let max = try number("maxValueString") { add("length <= %@", Int(max), code: 1660) }
+            if let min = try length("minValueString") { add("length >= %@", min, code: 1670) }
+            if let max = try length("maxValueString") { add("length <= %@", max, code: 1660) }
             if let pattern = element["regularExpressionString"] { add("SELF MATCHES %@", pattern, code: 1680) }
         case .binaryDataAttributeType:
-            if let min = try number("minValueString") { add("length >= %@", Int(min), code: 1670) }
-            if let max = try number("maxValueString") { add("length <= %@", Int(max), code: 1660) }
+            if let min = try length("minValueString") { add("length >= %@", min, code: 1670) }
+            if let max = try length("maxValueString") { add("length <= %@", max, code: 1660) }
         case .dateAttributeType:
             if let min = try number("minDateTimeInterval") { add("SELF >= %@", Date(timeIntervalSinceReferenceDate: min), code: 1640) }
             if let max = try number("maxDateTimeInterval") { add("SELF <= %@", Date(timeIntervalSinceReferenceDate: max), code: 1630) }
@@ -375,7 +387,7 @@ private struct ModelBuilder {
         relationship.isOrdered = element.flag("ordered")
         func count(_ key: String, default value: Int) throws -> Int {
             guard let text = element[key] else { return value }
-            guard let count = Int(text), count >= 0 else { throw error(element, "the \(key) '\(text)' of '\(relationship.name)' is not a count") }
+            guard let count = Int(text), count >= 0, count <= Int(Int32.max) else { throw error(element, "the \(key) '\(text)' of '\(relationship.name)' is not a count") }
             return count
         }
         relationship.maxCount = try count("maxCount", default: toMany ? 0 : 1)

@@ -43,8 +43,12 @@ extension NSManagedObjectModel {
         entities = order.map { chosen[$0]!.copy() as! NSEntityDescription }
         let byName = entitiesByName
         for model in models {
-            for configuration in model.configurations where !configurations.contains(configuration) {
-                let members = (model.entities(forConfigurationName: configuration) ?? []).compactMap { $0.name.flatMap { byName[$0] } }
+            for configuration in model.configurations {
+                // A configuration several models define gets the members of all of them.
+                var members = entities(forConfigurationName: configuration).flatMap { configurations.contains(configuration) ? $0 : nil } ?? []
+                for name in (model.entities(forConfigurationName: configuration) ?? []).compactMap(\.name) where !members.contains(where: { $0.name == name }) {
+                    if let entity = byName[name] { members.append(entity) }
+                }
                 setEntities(members, forConfigurationName: configuration)
             }
             for (name, template) in model.fetchRequestTemplatesByName where fetchRequestTemplate(forName: name) == nil {
@@ -87,7 +91,7 @@ extension NSManagedObjectModel {
             var seen = Set<String>()
             for root in roots {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
-                for name in names.sorted() where name.hasSuffix(".xcdatamodeld") || name.hasSuffix(".xcdatamodel") {
+                for name in names.sorted() where [".xcdatamodeld", ".xcdatamodel", ".momd", ".mom"].contains(where: name.hasSuffix) {
                     let url = root.appendingPathComponent(name).standardizedFileURL
                     guard seen.insert(url.path).inserted else { continue }
                     guard let model = NSManagedObjectModel(contentsOf: url) else { return nil }

@@ -68,15 +68,17 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
         }
         for entity in entityList {
             for case let relationship as NSRelationshipDescription in entity.properties {
+                // Setting the object also sets the cached name, so the name is restored after: an unresolved
+                // destination or inverse keeps its name for `cdtool model validate` and the hash.
                 if relationship.destinationEntity.map({ $0.managedObjectModel !== self }) ?? true,
                    let name = relationship.destinationEntityName ?? relationship.destinationEntity?.name {
-                    relationship.destinationEntityName = name
                     relationship.destinationEntity = byName[name]
+                    relationship.destinationEntityName = name
                 }
                 if relationship.inverseRelationship.map({ $0.entity?.managedObjectModel !== self }) ?? true,
                    let inverseName = relationship.inverseRelationshipName ?? relationship.inverseRelationship?.name {
-                    relationship.inverseRelationshipName = inverseName
                     relationship.inverseRelationship = relationship.destinationEntity?.relationshipsByName[inverseName]
+                    relationship.inverseRelationshipName = inverseName
                 }
             }
         }
@@ -89,8 +91,9 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
 
     /// The entities of a configuration; nil for an unknown name.
     public func entities(forConfigurationName configuration: String?) -> [NSEntityDescription]? {
-        guard let configuration, configuration != "Default", configuration != "PF_DEFAULT_CONFIGURATION_NAME" else { return entityList }
-        return configurationEntities[configuration]
+        guard let configuration else { return entityList }
+        if let members = configurationEntities[configuration] { return members }
+        return configuration == "Default" || configuration == "PF_DEFAULT_CONFIGURATION_NAME" ? entityList : nil
     }
 
     /// Sets the entities of a configuration, creating it if needed.
@@ -172,12 +175,12 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
     // MARK: Editing
 
     /// Whether the model can still be changed (no coordinator has used it).
-    public var isEditable: Bool { !inUse.load(ordering: .relaxed) }
+    public var isEditable: Bool { !inUse.load(ordering: .acquiring) }
 
     /// Called by a persistent store coordinator when it starts using the model: from then on the model is
     /// immutable, as on Apple platforms.
     package func markInUse() {
-        inUse.store(true, ordering: .relaxed)
+        inUse.store(true, ordering: .releasing)
     }
 
     func assertEditable() {

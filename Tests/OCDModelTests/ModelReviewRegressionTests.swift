@@ -1,0 +1,135 @@
+import Foundation
+import OCDPredicate
+import OCDTestSupport
+import Testing
+@testable import OCDModel
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSSortDescriptor
+
+/// Inputs a review found crashing or mishandled; each test failed (or crashed) before its fix.
+@Suite("Model review regressions")
+struct ModelReviewRegressionTests {
+    func loadError(_ body: String) throws -> ModelLoadError? {
+        do {
+            _ = try NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML(body)))
+            return nil
+        } catch let error as ModelLoadError {
+            return error
+        }
+    }
+
+    @Test func aCompositeContainingItselfIsAnError() throws {
+        let error = try loadError("""
+            <composite name="X"><attribute name="inner" attributeType="Composite" composite="X"/></composite>
+            <entity name="A"><attribute name="c" attributeType="Composite" composite="X"/></entity>
+            """)
+        #expect(error?.problem.contains("the composite 'X' contains itself") == true)
+    }
+
+    @Test func hugeOrNonFiniteNumbersAreErrorsNotTraps() throws {
+        #expect(try loadError(#"<entity name="A"><attribute name="n" attributeType="Integer 64" defaultValueString="1e300"/></entity>"#) != nil)
+        #expect(try loadError(#"<entity name="A"><attribute name="s" attributeType="String" minValueString="nan"/></entity>"#) != nil)
+        #expect(try loadError(#"<entity name="A"><attribute name="b" attributeType="Binary" maxValueString="1e20"/></entity>"#) != nil)
+        #expect(try loadError(#"<entity name="A"><relationship name="r" toMany="YES" maxCount="99999999999" destinationEntity="A"/></entity>"#)?.problem.contains("is not a count") == true)
+    }
+
+    @Test func currentVersionMustBeAVersionOfTheBundle() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/Loop.xcdatamodeld")
+        let version = root.appendingPathComponent("Loop.xcdatamodel")
+        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+        try Data(modelXML(#"<entity name="A"/>"#).utf8).write(to: version.appendingPathComponent("contents"))
+        for name in [".", "..", "../Other.xcdatamodel", "Missing.xcdatamodel"] {
+            let marker = try PropertyListSerialization.data(fromPropertyList: ["_XCCurrentVersionName": name], format: .xml, options: 0)
+            try marker.write(to: root.appendingPathComponent(".xccurrentversion"))
+            #expect { try NSManagedObjectModel(validatingContentsOf: root) } throws: {
+                ($0 as? ModelLoadError)?.problem.contains("is not a version in the bundle") == true
+            }
+        }
+    }
+
+    @Test func cyclesInsideArchivesAreErrors() throws {
+        let b = ArchiveBuilder()
+        // A compound predicate whose subpredicates contain itself, as a validation predicate.
+        let compound = b.reference(1)
+        b.objects.append("x")
+        b.objects[1] = ["$class": b.classReference("NSCompoundPredicate", []), "NSCompoundPredicateType": 1,
+                        "NSSubpredicates": b.array([compound])] as [String: Any]
+        let attribute = b.object("NSAttributeDescription", ["NSPropertyName": b.string("a"), "NSAttributeType": 700,
+                                                            "NSValidationPredicates": b.array([compound]), "NSValidationWarnings": b.array([b.add(1)])])
+        let entity = b.object("NSEntityDescription", ["NSEntityName": b.string("E"), "NSProperties": b.dictionary([("a", attribute)])])
+        let root = b.object("NSManagedObjectModel", ["NSEntities": b.dictionary([("E", entity)])])
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString).mom")
+        try b.data(root: root).write(to: file)
+        #expect { try NSManagedObjectModel(validatingContentsOf: file) } throws: {
+            ($0 as? ModelLoadError)?.problem.contains("nested more than 100 deep") == true
+        }
+    }
+
+    @Test func relationshipsDefaultToUnboundedToManyAsOnApplePlatforms() {
+        let relationship = NSRelationshipDescription()
+        #expect(relationship.maxCount == 0 && relationship.isToMany)
+        #expect(relationship.minCount == 0 && relationship.deleteRule == .nullifyDeleteRule && relationship.isOptional)
+    }
+
+    @Test func clearingAnInverseInCodeStaysCleared() throws {
+        let model = try NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML("""
+            <entity name="A"><relationship name="b" maxCount="1" destinationEntity="B" inverseName="a" inverseEntity="B"/></entity>
+            <entity name="B"><relationship name="a" maxCount="1" destinationEntity="A" inverseName="b" inverseEntity="A"/></entity>
+            """)))
+        let before = model.entitiesByName["A"]!.versionHash
+        let relationship = try #require(model.entitiesByName["A"]?.relationshipsByName["b"])
+        relationship.inverseRelationship = nil
+        #expect(model.entitiesByName["A"]!.versionHash != before, "the hash no longer includes the inverse")
+        model.entities = model.entities
+        #expect(relationship.inverseRelationship == nil, "setting the entities again does not bring the inverse back")
+    }
+
+    @Test func copiedIndexesPointAtTheCopysProperties() throws {
+        let model = try NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML("""
+            <entity name="A"><attribute name="x" attributeType="String"/><fetchIndex name="byX"><fetchIndexElement property="x" type="Binary" order="ascending"/></fetchIndex></entity>
+            """)))
+        let copy = try #require(model.copy() as? NSManagedObjectModel)
+        let element = try #require(copy.entitiesByName["A"]?.indexes.first?.elements.first)
+        #expect(element.property === copy.entitiesByName["A"]?.propertiesByName["x"])
+    }
+
+    @Test func mergingUnitesConfigurationsOfTheSameName() throws {
+        let a = try NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML(#"<entity name="A"/><configuration name="Shared"><memberEntity name="A"/></configuration>"#)))
+        let b = try NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML(#"<entity name="B"/><configuration name="Shared"><memberEntity name="B"/></configuration>"#)))
+        let merged = try NSManagedObjectModel(validatingMerging: [a, b])
+        #expect(merged.entities(forConfigurationName: "Shared")?.compactMap(\.name) == ["A", "B"])
+    }
+
+    @Test func aConfigurationNamedDefaultIsTheModelsOwn() throws {
+        let model = try NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML(#"<entity name="A"/><entity name="B"/><configuration name="Default"><memberEntity name="A"/></configuration>"#)))
+        #expect(model.entities(forConfigurationName: "Default")?.compactMap(\.name) == ["A"])
+        #expect(model.entities(forConfigurationName: nil)?.count == 2)
+    }
+
+    @Test func mergedModelFromBundlesReadsCompiledModels() throws {
+        guard let stores = Fixtures.stores else { return }
+        let bundleRoot = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: bundleRoot, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: stores.appendingPathComponent("compiled-models/alemar11__CoreDataPlus/SampleModel3/Fixtures/SampleModel3.momd"),
+                                         to: bundleRoot.appendingPathComponent("SampleModel3.momd"))
+        let bundle = try #require(Bundle(path: bundleRoot.path))
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle])?.entitiesByName["User"] != nil)
+    }
+
+    @Test func compiledTemplatesKeepSortsOffsetsAndPrefetching() throws {
+        let source = try temporaryModel(modelXML(#"<entity name="A"><attribute name="x" attributeType="String"/></entity><fetchRequest name="T" entity="A" predicateString="x != nil"/>"#))
+        let model = try NSManagedObjectModel(validatingContentsOf: source)
+        let template = try #require(model.fetchRequestTemplate(forName: "T"))
+        template.sortDescriptors = [NSSortDescriptor(key: "x", ascending: false, selector: .localizedStandardCompare)]
+        template.fetchOffset = 3
+        template.relationshipKeyPathsForPrefetching = ["y"]
+        template.shouldRefreshRefetchedObjects = true
+        var writer = BinaryWriter(formatVersion: 1)
+        CompiledModel.record(model).write(to: &writer)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString).ocdmodel")
+        try Data(writer.bytes).write(to: file)
+        let loaded = try #require(try NSManagedObjectModel(validatingContentsOf: file).fetchRequestTemplate(forName: "T"))
+        #expect(loaded.sortDescriptors == template.sortDescriptors)
+        #expect(loaded.fetchOffset == 3 && loaded.relationshipKeyPathsForPrefetching == ["y"] && loaded.shouldRefreshRefetchedObjects)
+    }
+}
