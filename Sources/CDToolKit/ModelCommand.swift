@@ -3,19 +3,18 @@ import Foundation
 import OCDModel
 import OCDPredicate
 
-struct ModelCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "model",
-        abstract: "Inspect, hash, check and draw Core Data models (.xcdatamodeld, .xcdatamodel, contents).",
-        subcommands: [Inspect.self, Hashes.self, Validate.self, Diagram.self]
-    )
+/// The model a `cdtool model` command reads: a path, and optionally one version of an `.xcdatamodeld`.
+struct ModelLocation: ParsableArguments {
+    @Argument(help: "The model: an .xcdatamodeld folder (its current version), an .xcdatamodel folder, a contents file, or a .momd/.mom.")
+    var path: String
 
-    /// The model at `path`; with `version`, that version of an `.xcdatamodeld` instead of the current one.
-    static func load(_ path: String, version: String? = nil) throws -> NSManagedObjectModel {
+    @Option(help: "For an .xcdatamodeld, the version to read instead of the current one.")
+    var version: String?
+
+    func load() throws -> NSManagedObjectModel {
         var url = URL(fileURLWithPath: path)
         if let version {
-            let name = version.hasSuffix(".xcdatamodel") ? version : version + ".xcdatamodel"
-            url = url.appendingPathComponent(name)
+            url = url.appendingPathComponent(version.hasSuffix(".xcdatamodel") ? version : version + ".xcdatamodel")
         }
         do {
             return try NSManagedObjectModel(validatingContentsOf: url)
@@ -23,22 +22,27 @@ struct ModelCommand: ParsableCommand {
             throw fail(String(describing: error))
         }
     }
+}
+
+struct ModelCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "model",
+        abstract: "Inspect, hash, check and draw Core Data models (.xcdatamodeld, .xcdatamodel, contents).",
+        subcommands: [Inspect.self, Hashes.self, Validate.self, Diagram.self]
+    )
+
 
     struct Inspect: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List a model's entities, properties, relationships, fetch request templates and configurations.")
 
-        @Argument(help: "The model: an .xcdatamodeld folder (its current version), an .xcdatamodel folder, or a contents file.")
-        var path: String
-
-        @Option(help: "For an .xcdatamodeld, the version to read instead of the current one.")
-        var version: String?
+        @OptionGroup var location: ModelLocation
 
         @Flag(help: "Print JSON instead of text.")
         var json = false
 
         func run() throws {
-            let model = try ModelCommand.load(path, version: version)
+            let model = try location.load()
             if json {
                 Console.current.print(JSONOutput.render(ModelDescription.json(model)))
             } else {
@@ -51,14 +55,10 @@ struct ModelCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print each entity's version hash (base64), as a store's NSStoreModelVersionHashes holds it.")
 
-        @Argument(help: "The model: an .xcdatamodeld folder (its current version), an .xcdatamodel folder, or a contents file.")
-        var path: String
-
-        @Option(help: "For an .xcdatamodeld, the version to hash instead of the current one.")
-        var version: String?
+        @OptionGroup var location: ModelLocation
 
         func run() throws {
-            let model = try ModelCommand.load(path, version: version)
+            let model = try location.load()
             let hashes = model.entityVersionHashesByName.mapValues { JSONOutput.Value.string($0.base64EncodedString()) }
             Console.current.print(JSONOutput.render(.object(hashes.sorted { $0.key < $1.key })))
         }
@@ -69,14 +69,10 @@ struct ModelCommand: ParsableCommand {
             abstract: "Report problems a model's author should fix; exit 1 if there are any.",
             discussion: "Checks: relationships without an inverse, inverses that do not point back, missing destinations, persisted attributes without a type, unknown names in uniqueness constraints and indexes.")
 
-        @Argument(help: "The model: an .xcdatamodeld folder (its current version), an .xcdatamodel folder, or a contents file.")
-        var path: String
-
-        @Option(help: "For an .xcdatamodeld, the version to check instead of the current one.")
-        var version: String?
+        @OptionGroup var location: ModelLocation
 
         func run() throws {
-            let model = try ModelCommand.load(path, version: version)
+            let model = try location.load()
             let problems = model.consistencyProblems()
             for problem in problems { Console.current.print(problem) }
             if problems.isEmpty {
@@ -97,17 +93,13 @@ struct ModelCommand: ParsableCommand {
             abstract: "Draw a model: entities with their attributes, relationships with cardinality, inheritance.",
             discussion: "dot: render with Graphviz (`dot -Tpng`). mermaid: paste into any Mermaid viewer.")
 
-        @Argument(help: "The model: an .xcdatamodeld folder (its current version), an .xcdatamodel folder, or a contents file.")
-        var path: String
-
-        @Option(help: "For an .xcdatamodeld, the version to draw instead of the current one.")
-        var version: String?
+        @OptionGroup var location: ModelLocation
 
         @Option(help: "dot or mermaid.")
         var format: Format = .mermaid
 
         func run() throws {
-            let model = try ModelCommand.load(path, version: version)
+            let model = try location.load()
             Console.current.print(format == .dot ? ModelDiagram.dot(model) : ModelDiagram.mermaid(model))
         }
     }

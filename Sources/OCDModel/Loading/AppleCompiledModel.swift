@@ -186,12 +186,7 @@ private final class MomDecoder {
             guard let object = object as? Object else { throw fail("the entity '\(name)' is not an archived object") }
             decoded.append(try entity(object))
         }
-        do {
-            try EntityGraph.check(decoded)
-        } catch let problem as EntityGraph.Problem {
-            throw fail(problem.reason)
-        }
-        model.entities = decoded
+        try model.setReadEntities(decoded) { fail($0.reason) }
         let byName = model.entitiesByName
         model.versionIdentifiers = Set(archive.array(root["NSVersionIdentifiers"]).compactMap { archive.value($0) as? String }.map(AnyHashable.init))
         for (name, members) in archive.dictionary(root["NSConfigurations"]).sorted(by: { $0.0 < $1.0 }) where name != "PF_DEFAULT_CONFIGURATION_NAME" {

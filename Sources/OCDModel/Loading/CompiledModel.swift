@@ -358,13 +358,7 @@ package enum CompiledModel {
                 throw fail("compiled with a newer format (\(root.formatVersion)); recompile with this version of cdtool")
             }
             model.versionIdentifiers = Set(root.versionIdentifiers.map(AnyHashable.init))
-            let entities = try root.entities.map(entity)
-            do {
-                try EntityGraph.check(entities)
-            } catch let problem as EntityGraph.Problem {
-                throw fail(problem.reason)
-            }
-            model.entities = entities
+            try model.setReadEntities(root.entities.map(entity)) { fail($0.reason) }
             let byName = model.entitiesByName
             for configuration in root.configurations {
                 model.setEntities(configuration.entities.compactMap { byName[$0] }, forConfigurationName: configuration.name)

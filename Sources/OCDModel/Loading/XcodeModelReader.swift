@@ -114,6 +114,19 @@ enum EntityGraph {
     }
 }
 
+extension NSManagedObjectModel {
+    /// Sets the entities a reader built, after `EntityGraph.check`; `failure` turns a problem into the
+    /// reader's own error (the XML reader adds the line).
+    func setReadEntities(_ entities: [NSEntityDescription], failure: (EntityGraph.Problem) -> Error) throws {
+        do {
+            try EntityGraph.check(entities)
+        } catch let problem as EntityGraph.Problem {
+            throw failure(problem)
+        }
+        self.entities = entities
+    }
+}
+
 /// Builds descriptions from the parsed XML of one model file.
 private struct ModelBuilder {
     let file: URL
@@ -144,12 +157,7 @@ private struct ModelBuilder {
             entityElements[entity.name ?? ""] = element
             entities.append(entity)
         }
-        do {
-            try EntityGraph.check(entities)
-        } catch let problem as EntityGraph.Problem {
-            throw error(entityElements[problem.entity], problem.reason)
-        }
-        model.entities = entities
+        try model.setReadEntities(entities) { error(entityElements[$0.entity], $0.reason) }
         let byName = model.entitiesByName
 
         for element in root.children(named: "configuration") {
