@@ -133,3 +133,51 @@ struct ModelReviewRegressionTests {
         #expect(loaded.fetchOffset == 3 && loaded.relationshipKeyPathsForPrefetching == ["y"] && loaded.shouldRefreshRefetchedObjects)
     }
 }
+
+/// Once a coordinator uses a model, nothing in it may change, templates and indexes included
+/// (coredata-behaviours.md, "Model"); the copies a template hands out stay editable.
+@Suite("Everything in a model in use is frozen")
+struct FrozenModelTests {
+    static func frozenModel() -> NSManagedObjectModel {
+        let model = try! NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML("""
+            <composite name="Point"><attribute name="x" attributeType="Double"/></composite>
+            <entity name="A"><attribute name="name" attributeType="String"/><attribute name="p" attributeType="Composite" composite="Point"/>
+              <fetchIndex name="byName"><fetchIndexElement property="name" type="Binary" order="ascending"/></fetchIndex></entity>
+            <fetchRequest name="ByName" entity="A" predicateString="name == $NAME"/>
+            """)))
+        model.markInUse()
+        return model
+    }
+
+    @Test func aStoredTemplateCannotChange() async {
+        await #expect(processExitsWith: .failure) {
+            let model = FrozenModelTests.frozenModel()
+            withExtendedLifetime(model) { model.fetchRequestTemplate(forName: "ByName")?.fetchLimit = 3 }
+        }
+    }
+
+    @Test func anIndexCannotChange() async {
+        await #expect(processExitsWith: .failure) {
+            let model = FrozenModelTests.frozenModel()
+            withExtendedLifetime(model) { model.entitiesByName["A"]?.indexes.first?.elements.first?.isAscending = false }
+        }
+    }
+
+    @Test func aCompositeElementCannotChange() async {
+        await #expect(processExitsWith: .failure) {
+            let model = FrozenModelTests.frozenModel()
+            withExtendedLifetime(model) {
+                let composite = model.entitiesByName["A"]?.attributesByName["p"] as? NSCompositeAttributeDescription
+                composite?.elements.first?.isOptional = true
+            }
+        }
+    }
+
+    @Test func aTemplatesSubstitutedCopyCanChange() throws {
+        let model = Self.frozenModel()
+        let request = try #require(model.fetchRequestFromTemplate(withName: "ByName", substitutionVariables: ["NAME": "x"]))
+        request.fetchLimit = 3
+        #expect(request.fetchLimit == 3)
+        #expect(model.fetchRequestTemplate(forName: "ByName")?.fetchLimit == 0)
+    }
+}

@@ -144,7 +144,14 @@ public final class NSDerivedAttributeDescription: NSAttributeDescription, @unche
 /// An attribute made of several attributes stored together (Xcode 15's composite attributes).
 public final class NSCompositeAttributeDescription: NSAttributeDescription, @unchecked Sendable {
     /// The attributes the composite is made of.
-    public var elements: [NSAttributeDescription] = [] { willSet { assertEditable() } }
+    public var elements: [NSAttributeDescription] = [] {
+        willSet { assertEditable() }
+        didSet { entityDidChange() }
+    }
+
+    override func entityDidChange() {
+        for element in elements { element.entity = entity }
+    }
 
     public override init() {
         super.init()

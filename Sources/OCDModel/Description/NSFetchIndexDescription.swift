@@ -7,13 +7,14 @@ import class OCDPredicate.NSSortDescriptor
 /// An index the store keeps to speed up fetches: one or more properties, each ascending or descending.
 public final class NSFetchIndexDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The index's name.
-    public var name: String
+    public var name: String { willSet { entity?.assertEditable() } }
     /// The indexed properties, in order.
     public var elements: [NSFetchIndexElementDescription] {
+        willSet { entity?.assertEditable() }
         didSet { for element in elements { element.indexDescription = self } }
     }
     /// A predicate that limits the index to some rows (a partial index).
-    public var partialIndexPredicate: NSPredicate?
+    public var partialIndexPredicate: NSPredicate? { willSet { entity?.assertEditable() } }
     /// The entity the index belongs to.
     public internal(set) weak var entity: NSEntityDescription?
 
@@ -42,13 +43,13 @@ public final class NSFetchIndexElementDescription: NSObject, NSCopying, @uncheck
     }
 
     /// The indexed property.
-    public var property: NSPropertyDescription?
+    public var property: NSPropertyDescription? { willSet { indexDescription?.entity?.assertEditable() } }
     /// The indexed property's name.
     public var propertyName: String? { property?.name ?? unresolvedPropertyName }
     /// Binary (a B-tree) or R-tree.
-    public var collationType: CollationType = .binary
+    public var collationType: CollationType = .binary { willSet { indexDescription?.entity?.assertEditable() } }
     /// Whether the index is ascending.
-    public var isAscending = true
+    public var isAscending = true { willSet { indexDescription?.entity?.assertEditable() } }
     /// The index the element belongs to.
     public internal(set) weak var indexDescription: NSFetchIndexDescription?
 

@@ -51,43 +51,50 @@ public class NSPersistentStoreRequest: NSObject, @unchecked Sendable {
 public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest, NSCopying, @unchecked Sendable {
     /// The entity to fetch.
     public var entity: NSEntityDescription? {
+        willSet { assertEditable() }
         didSet { if let name = entity?.name { storedEntityName = name } }
+    }
+    /// The model that stores this request as a template: once it is in use, the request cannot change.
+    weak var owningModel: NSManagedObjectModel?
+
+    private func assertEditable() {
+        owningModel?.assertEditable()
     }
     private var storedEntityName: String?
     /// The entity's name; set when the request is made by name and its model is not known yet.
     public var entityName: String? { entity?.name ?? storedEntityName }
     /// Which objects to fetch; nil for all.
-    public var predicate: NSPredicate?
+    public var predicate: NSPredicate? { willSet { assertEditable() } }
     /// The order of the results.
-    public var sortDescriptors: [NSSortDescriptor]?
+    public var sortDescriptors: [NSSortDescriptor]? { willSet { assertEditable() } }
     /// The most results to return; 0 for no limit.
-    public var fetchLimit = 0
+    public var fetchLimit = 0 { willSet { assertEditable() } }
     /// How many results to skip.
-    public var fetchOffset = 0
+    public var fetchOffset = 0 { willSet { assertEditable() } }
     /// How many objects to fetch at a time; 0 for all at once.
-    public var fetchBatchSize = 0
+    public var fetchBatchSize = 0 { willSet { assertEditable() } }
     /// Whether objects of subentities match too.
-    public var includesSubentities = true
+    public var includesSubentities = true { willSet { assertEditable() } }
     /// Whether unsaved changes in the context are included.
-    public var includesPendingChanges = true
+    public var includesPendingChanges = true { willSet { assertEditable() } }
     /// Whether objects come back as faults.
-    public var returnsObjectsAsFaults = true
+    public var returnsObjectsAsFaults = true { willSet { assertEditable() } }
     /// Whether property values are fetched with the objects.
-    public var includesPropertyValues = true
+    public var includesPropertyValues = true { willSet { assertEditable() } }
     /// The form of the results.
-    public var resultType: NSFetchRequestResultType = .managedObjectResultType
+    public var resultType: NSFetchRequestResultType = .managedObjectResultType { willSet { assertEditable() } }
     /// The properties (or `NSExpressionDescription`s, or names) to fetch, for dictionary results.
-    public var propertiesToFetch: [Any]?
+    public var propertiesToFetch: [Any]? { willSet { assertEditable() } }
     /// The properties to group by, for dictionary results.
-    public var propertiesToGroupBy: [Any]?
+    public var propertiesToGroupBy: [Any]? { willSet { assertEditable() } }
     /// A predicate on the groups, with `propertiesToGroupBy`.
-    public var havingPredicate: NSPredicate?
+    public var havingPredicate: NSPredicate? { willSet { assertEditable() } }
     /// Whether equal dictionary results are returned once.
-    public var returnsDistinctResults = false
+    public var returnsDistinctResults = false { willSet { assertEditable() } }
     /// Relationship key paths whose destinations are fetched with the objects.
-    public var relationshipKeyPathsForPrefetching: [String]?
+    public var relationshipKeyPathsForPrefetching: [String]? { willSet { assertEditable() } }
     /// Whether the fetch may return objects that are refreshed from the store.
-    public var shouldRefreshRefetchedObjects = false
+    public var shouldRefreshRefetchedObjects = false { willSet { assertEditable() } }
 
     /// A request with no entity yet.
     public override init() {

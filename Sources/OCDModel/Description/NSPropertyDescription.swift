@@ -13,7 +13,12 @@ public class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The property's name: the key of `value(forKey:)`.
     public var name: String { willSet { assertEditable() } }
     /// The entity the property belongs to; set when the property is added to an entity.
-    public internal(set) weak var entity: NSEntityDescription?
+    public internal(set) weak var entity: NSEntityDescription? {
+        didSet { entityDidChange() }
+    }
+
+    /// Composites pass their entity on to their elements, so edits to those are checked too.
+    func entityDidChange() {}
     /// Whether the property may be nil when an object is saved. True by default, as on Apple platforms.
     public var isOptional = true { willSet { assertEditable() } }
     /// Whether the property is kept only in memory and never saved to a store.

@@ -145,6 +145,7 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
     /// Stores `fetchRequest` as the template named `name` (nil removes it).
     public func setFetchRequestTemplate(_ fetchRequest: NSFetchRequest<NSFetchRequestResult>?, forName name: String) {
         assertEditable()
+        fetchRequest?.owningModel = self
         templates[name] = fetchRequest
     }
 
@@ -167,6 +168,7 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
     /// Like ``fetchRequestFromTemplate(withName:substitutionVariables:)``, throwing
     /// `PredicateEvaluationError` (code `.unboundVariable`) for a variable without a value.
     public func fetchRequestFromTemplateThrowing(withName name: String, substitutionVariables variables: [String: Any]) throws -> NSFetchRequest<NSFetchRequestResult>? {
+        // The copy belongs to no model, so it can be changed even when the model is in use.
         guard let template = templates[name], let copy = template.copy() as? NSFetchRequest<NSFetchRequestResult> else { return nil }
         copy.predicate = try template.predicate?.withSubstitutionVariablesThrowing(variables)
         return copy
