@@ -53,11 +53,11 @@ public class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
         if predicates.count != warnings.count {
             fatalError("NSPropertyDescription: \(predicates.count) validation predicates but \(warnings.count) warnings: they must pair up")
         }
-        validationPredicates = predicates
-        validationWarnings = warnings
+        setValidation(predicates, warnings: warnings)
     }
 
-    func setValidationStorage(_ predicates: [NSPredicate], _ warnings: [Any]) {
+    /// Sets validation predicates with warnings of any kind: `momc` stores Core Data error codes as warnings.
+    func setValidation(_ predicates: [NSPredicate], warnings: [Any]) {
         assertEditable()
         validationPredicates = predicates
         validationWarnings = warnings

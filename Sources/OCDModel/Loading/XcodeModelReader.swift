@@ -480,10 +480,3 @@ extension NSManagedObjectModel {
         }
     }
 }
-
-extension NSPropertyDescription {
-    /// Sets validation predicates with warnings of any kind: `momc` stores Core Data error codes as warnings.
-    func setValidation(_ predicates: [NSPredicate], warnings: [Any]) {
-        setValidationStorage(predicates, warnings)
-    }
-}
