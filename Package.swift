@@ -22,8 +22,14 @@ let package = Package(
         .target(name: "OCDPredicate"),
         // Model layer: NSManagedObjectModel and its descriptions, Xcode model files, version hashes.
         .target(name: "OCDModel", dependencies: ["OCDPredicate"]),
+        // Store API: object IDs, rows, fetch plans, save requests, the store base class and type registry.
+        .target(name: "OCDStore", dependencies: ["OCDModel", "OCDPredicate"]),
+        // NSInMemoryStoreType: rows in memory, predicates through the predicate layer's evaluator.
+        .target(name: "OCDInMemoryStore", dependencies: ["OCDStore", "OCDModel", "OCDPredicate"]),
+        // Object graph: managed objects, contexts, the coordinator, the container.
+        .target(name: "OCDGraph", dependencies: ["OCDStore", "OCDModel", "OCDPredicate"]),
         // Umbrella: re-exports every layer under Apple's names (decision D1).
-        .target(name: "OpenCoreData", dependencies: ["OCDPredicate", "OCDModel"]),
+        .target(name: "OpenCoreData", dependencies: ["OCDPredicate", "OCDModel", "OCDStore", "OCDGraph", "OCDInMemoryStore"]),
         // cdtool's commands as a library, so tests run them in-process.
         .target(
             name: "CDToolKit",
@@ -45,5 +51,7 @@ let package = Package(
         // Compiles the client shape of decision D1: `import Foundation` + `import OpenCoreData`, both orders.
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData"]),
         .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit", "OCDTestSupport"]),
+        // The object graph on the in-memory store: managed objects, contexts, coordinator, container.
+        .testTarget(name: "OCDGraphTests", dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDStore"]),
     ]
 )

@@ -79,7 +79,7 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
     }
 
     /// Inherited and own properties: the superentity's first, then this entity's.
-    var allProperties: [NSPropertyDescription] {
+    package var allProperties: [NSPropertyDescription] {
         var result = superentity?.allProperties ?? []
         let own = Set(ownProperties.map(\.name))
         result.removeAll { own.contains($0.name) }

@@ -1,0 +1,182 @@
+import Foundation
+
+/// What Objective-C's runtime would find by name in a managed object subclass, written down for Swift on
+/// Linux: key path → key names, class-provided accessors, custom primitive accessors and `validate<Key>`
+/// methods. `@ManagedObject` generates a class's table; a class can also override
+/// ``NSManagedObject/managedKeyTable`` by hand:
+///
+/// ```swift
+/// override class var managedKeyTable: ManagedKeyTable {
+///     var table = super.managedKeyTable
+///     table.managed(\Employee.name, key: "name")
+///     table.validator(key: "name") { (object: Employee, value: inout Any?) in try object.validateName(&value) }
+///     return table
+/// }
+/// ```
+public struct ManagedKeyTable: @unchecked Sendable {
+    struct Accessor {
+        let get: (NSManagedObject) -> Any?
+        let set: ((NSManagedObject, Any?) -> Void)?
+    }
+
+    var keyNames: [AnyKeyPath: String] = [:]
+    var accessors: [String: Accessor] = [:]
+    var primitiveAccessors: [String: Accessor] = [:]
+    var validators: [String: (NSManagedObject, inout Any?) throws -> Void] = [:]
+
+    public init() {}
+
+    /// Names the key path of a `@Managed` property; key-value coding reads the model's storage directly.
+    public mutating func managed<Root: NSManagedObject, Value>(_ keyPath: KeyPath<Root, Value>, key: String) {
+        keyNames[keyPath] = key
+    }
+
+    /// A class-provided read-write accessor: `value(forKey:)` and `setValue(_:forKey:)` call it, as
+    /// key-value coding calls a method named after the key.
+    public mutating func accessor<Root: NSManagedObject, Value>(_ keyPath: ReferenceWritableKeyPath<Root, Value>, key: String) {
+        keyNames[keyPath] = key
+        accessors[key] = Accessor(
+            get: { ($0 as! Root)[keyPath: keyPath] },
+            set: { object, value in
+                (object as! Root)[keyPath: keyPath] = ManagedValueCoercion.coerce(value, to: Value.self, key: key, in: object)
+            })
+    }
+
+    /// A class-provided read-only accessor; `setValue(_:forKey:)` on its key stops.
+    public mutating func accessor<Root: NSManagedObject, Value>(_ keyPath: KeyPath<Root, Value>, key: String) {
+        keyNames[keyPath] = key
+        accessors[key] = Accessor(get: { ($0 as! Root)[keyPath: keyPath] }, set: nil)
+    }
+
+    /// A custom primitive accessor pair (`primitiveInt16`): `primitiveValue(forKey:)` and
+    /// `setPrimitiveValue(_:forKey:)` use it, so a value kept in the subclass's own storage is persisted.
+    public mutating func primitiveAccessor<Root: NSManagedObject, Value>(_ keyPath: ReferenceWritableKeyPath<Root, Value>, key: String) {
+        primitiveAccessors[key] = Accessor(
+            get: { ($0 as! Root)[keyPath: keyPath] },
+            set: { object, value in
+                (object as! Root)[keyPath: keyPath] = ManagedValueCoercion.coerce(value, to: Value.self, key: key, in: object)
+            })
+    }
+
+    /// A read-only custom primitive accessor.
+    public mutating func primitiveAccessor<Root: NSManagedObject, Value>(_ keyPath: KeyPath<Root, Value>, key: String) {
+        primitiveAccessors[key] = Accessor(get: { ($0 as! Root)[keyPath: keyPath] }, set: nil)
+    }
+
+    /// A `validate<Key>(_:)` method: `validateValue(_:forKey:)` and save-time validation call it.
+    public mutating func validator<Root: NSManagedObject>(key: String, _ method: @escaping (Root, inout Any?) throws -> Void) {
+        validators[key] = { object, value in try method(object as! Root, &value) }
+    }
+
+    // MARK: One table per class
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var tables: [ObjectIdentifier: ManagedKeyTable] = [:]
+
+    /// The table of `type`, computed once (the class property builds a new table each time).
+    static func of(_ type: NSManagedObject.Type) -> ManagedKeyTable {
+        let key = ObjectIdentifier(type)
+        lock.lock()
+        if let table = tables[key] {
+            lock.unlock()
+            return table
+        }
+        lock.unlock()
+        let table = type.managedKeyTable
+        lock.lock()
+        tables[key] = table
+        lock.unlock()
+        return table
+    }
+}
+
+/// Conversions between the values key-value coding passes around (`Any?`) and typed properties.
+public enum ManagedValueCoercion {
+    /// `value` as a `T`, converting numbers across their Swift types and collections of managed objects
+    /// across their forms; stops with a precise message when the value cannot be a `T`.
+    public static func coerce<T>(_ value: Any?, to type: T.Type, key: String, in object: NSManagedObject) -> T {
+        if let converted = convert(value, to: T.self) { return converted }
+        let given = value.map { "\(Swift.type(of: $0))" } ?? "nil"
+        fatalError("Unacceptable type of value for key \"\(key)\" of \(object.entity.name ?? "?"): desired type = \(T.self); given type = \(given); value = \(value.map { "\($0)" } ?? "nil").")
+    }
+
+    /// `value` as a `T`, or nil if it cannot be one.
+    public static func convert<T>(_ value: Any?, to type: T.Type) -> T? {
+        guard let value else {
+            if let none = (nil as Any?) as? T { return none }
+            if let zero = (T.self as? any ManagedScalarDefault.Type)?.managedZero as? T { return zero }
+            if let empty = (T.self as? any ManagedEmptyCollection.Type)?.managedEmpty as? T { return empty }
+            if T.self == NSSet.self { return NSSet() as? T }
+            if T.self == NSOrderedSet.self { return NSOrderedSet() as? T }
+            return nil
+        }
+        if let direct = value as? T { return direct }
+        // Numbers: through NSNumber, which converts exactly (and fails for values out of range).
+        if let number = number(from: value), let converted = number as? T { return converted }
+        // Collections of managed objects.
+        if let objects = managedObjects(in: value) {
+            if let set = Set(objects) as? T { return set }
+            if T.self == NSSet.self || T.self == NSSet?.self { return NSSet(array: objects) as? T }
+            if T.self == NSOrderedSet.self || T.self == NSOrderedSet?.self { return NSOrderedSet(array: objects) as? T }
+            if let array = objects as? T { return array }
+        }
+        return nil
+    }
+
+    static func number(from value: Any) -> NSNumber? {
+        if type(of: value) is AnyClass { return type(of: value) is NSNumber.Type ? value as? NSNumber : nil }
+        switch value {
+        case let v as Int: return NSNumber(value: v)
+        case let v as Int16: return NSNumber(value: v)
+        case let v as Int32: return NSNumber(value: v)
+        case let v as Int64: return NSNumber(value: v)
+        case let v as Int8: return NSNumber(value: v)
+        case let v as UInt: return NSNumber(value: v)
+        case let v as UInt8: return NSNumber(value: v)
+        case let v as UInt16: return NSNumber(value: v)
+        case let v as UInt32: return NSNumber(value: v)
+        case let v as UInt64: return NSNumber(value: v)
+        case let v as Double: return NSNumber(value: v)
+        case let v as Float: return NSNumber(value: v)
+        case let v as Bool: return NSNumber(value: v)
+        default: return nil
+        }
+    }
+
+    /// The managed objects of a Swift set or array, an NSSet, NSOrderedSet or NSArray; nil for anything else
+    /// (including a collection holding something that is not a managed object).
+    static func managedObjects(in value: Any) -> [NSManagedObject]? {
+        let elements: [Any]
+        switch value {
+        case let set as Set<AnyHashable>: elements = set.map(\.base)
+        case let ordered as NSOrderedSet: elements = ordered.array
+        case let set as NSSet: elements = set.allObjects
+        case let array as [Any]: elements = array
+        case let proxy as ManagedMutableSet: elements = proxy.allObjects
+        case let proxy as ManagedMutableOrderedSet: elements = proxy.array
+        default: return nil
+        }
+        var objects: [NSManagedObject] = []
+        objects.reserveCapacity(elements.count)
+        for element in elements {
+            guard let object = element as? NSManagedObject else { return nil }
+            objects.append(object)
+        }
+        return objects
+    }
+}
+
+/// Scalar types a `@Managed` property may have: nil in the store reads as zero, as Xcode's scalar codegen
+/// reads it.
+public protocol ManagedScalarDefault { static var managedZero: Self { get } }
+extension Int: ManagedScalarDefault { public static var managedZero: Int { 0 } }
+extension Int16: ManagedScalarDefault { public static var managedZero: Int16 { 0 } }
+extension Int32: ManagedScalarDefault { public static var managedZero: Int32 { 0 } }
+extension Int64: ManagedScalarDefault { public static var managedZero: Int64 { 0 } }
+extension Double: ManagedScalarDefault { public static var managedZero: Double { 0 } }
+extension Float: ManagedScalarDefault { public static var managedZero: Float { 0 } }
+extension Bool: ManagedScalarDefault { public static var managedZero: Bool { false } }
+
+/// Collection types a to-many `@Managed` property may have: an empty relationship reads as empty.
+public protocol ManagedEmptyCollection { static var managedEmpty: Self { get } }
+extension Set: ManagedEmptyCollection { public static var managedEmpty: Set<Element> { [] } }

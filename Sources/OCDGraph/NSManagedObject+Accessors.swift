@@ -1,0 +1,248 @@
+import Foundation
+import OCDModel
+import OCDStore
+
+// The entry points `@Managed` expands to, and the to-many mutation proxies. They follow the accessor
+// pattern of Core Data's guide: access notifications around primitive reads, change notifications around
+// primitive writes, so generated and hand-written accessors behave alike.
+extension NSManagedObject {
+    /// The getter of a `@Managed` property: the modeled value of `key` as the property's type. A nil
+    /// scalar reads as zero and an empty to-many as an empty collection, as Xcode's codegen reads them.
+    public func managedValue<T>(forKey key: String) -> T {
+        willAccessValue(forKey: key)
+        let value = primitiveValue(forKey: key)
+        didAccessValue(forKey: key)
+        guard let converted = ManagedValueCoercion.convert(value, to: T.self) else {
+            fatalError("@Managed property '\(key)' of \(entity.name ?? "?") has type \(T.self), which cannot hold the stored value \(value.map { "\($0) of type \(type(of: $0))" } ?? "nil").")
+        }
+        return converted
+    }
+
+    /// The setter of a `@Managed` property.
+    public func setManagedValue<T>(_ value: T, forKey key: String) {
+        willChangeValue(forKey: key)
+        setPrimitiveValue(value, forKey: key)
+        didChangeValue(forKey: key)
+    }
+
+    // MARK: Generated to-many mutators
+
+    /// Adds `objects` to the to-many relationship `key` (appends them to an ordered one).
+    public func managedAdd<S: Sequence>(_ objects: S, forKey key: String) where S.Element: NSManagedObject {
+        mutateToMany(key, mutation: .union, objects: Array(objects)) { current, added in current + added }
+    }
+
+    public func managedAdd(_ objects: NSSet, forKey key: String) {
+        managedAdd(Self.objects(in: objects.allObjects, key: key), forKey: key)
+    }
+
+    public func managedAdd(_ objects: NSOrderedSet, forKey key: String) {
+        managedAdd(Self.objects(in: objects.array, key: key), forKey: key)
+    }
+
+    /// Removes `objects` from the to-many relationship `key`.
+    public func managedRemove<S: Sequence>(_ objects: S, forKey key: String) where S.Element: NSManagedObject {
+        let removed = Set(objects.map(ObjectIdentifier.init))
+        mutateToMany(key, mutation: .minus, objects: Array(objects)) { current, _ in
+            current.filter { !removed.contains(ObjectIdentifier($0)) }
+        }
+    }
+
+    public func managedRemove(_ objects: NSSet, forKey key: String) {
+        managedRemove(Self.objects(in: objects.allObjects, key: key), forKey: key)
+    }
+
+    public func managedRemove(_ objects: NSOrderedSet, forKey key: String) {
+        managedRemove(Self.objects(in: objects.array, key: key), forKey: key)
+    }
+
+    /// Inserts `objects` into the ordered relationship `key` at `indexes`.
+    public func managedInsert<S: Sequence>(_ objects: S, at indexes: NSIndexSet, forKey key: String) where S.Element: NSManagedObject {
+        let inserted = Array(objects)
+        mutateToMany(key, mutation: .union, objects: inserted) { current, _ in
+            var result = current.filter { object in !inserted.contains { $0 === object } }
+            for (object, index) in zip(inserted, indexes) { result.insert(object, at: min(index, result.count)) }
+            return result
+        }
+    }
+
+    /// Removes the objects at `indexes` from the ordered relationship `key`.
+    public func managedRemove(at indexes: NSIndexSet, forKey key: String) {
+        let current = orderedMembers(key)
+        let removed = indexes.compactMap { $0 < current.count ? current[$0] : nil }
+        managedRemove(removed, forKey: key)
+    }
+
+    /// Replaces the objects at `indexes` of the ordered relationship `key` with `objects`.
+    public func managedReplace<S: Sequence>(at indexes: NSIndexSet, with objects: S, forKey key: String) where S.Element: NSManagedObject {
+        let replacements = Array(objects)
+        let current = orderedMembers(key)
+        var result = current
+        for (index, object) in zip(indexes, replacements) where index < result.count { result[index] = object }
+        let changed = Set(current.map(ObjectIdentifier.init)).symmetricDifference(result.map(ObjectIdentifier.init))
+        let involved = (current + result).filter { changed.contains(ObjectIdentifier($0)) }
+        mutateToMany(key, mutation: .set, objects: involved) { _, _ in result }
+    }
+
+    private func orderedMembers(_ key: String) -> [NSManagedObject] {
+        guard let slot = layout.slotByName[key], layout.properties[slot] is NSRelationshipDescription else {
+            fatalError("\(key) is not a relationship of the entity \(entity.name ?? "?").")
+        }
+        return toMany(slot).objects
+    }
+
+    private static func objects(in elements: [Any], key: String) -> [NSManagedObject] {
+        elements.map { element in
+            guard let object = element as? NSManagedObject else {
+                fatalError("Unacceptable type of value for to-many relationship: property = \"\(key)\"; given type = \(type(of: element)); value = \(element).")
+            }
+            return object
+        }
+    }
+
+    /// One to-many mutation with its set-mutation notifications (which also update the inverse).
+    func mutateToMany(_ key: String, mutation: NSKeyValueSetMutationKind, objects: [NSManagedObject],
+                      _ transform: ([NSManagedObject], [NSManagedObject]) -> [NSManagedObject]) {
+        guard let slot = layout.slotByName[key], let relationship = layout.properties[slot] as? NSRelationshipDescription,
+              relationship.isToMany else {
+            fatalError("\(key) is not a to-many relationship of the entity \(entity.name ?? "?").")
+        }
+        fireFault()
+        let storage = toMany(slot)
+        let result = transform(storage.objects, objects)
+        if result.count == storage.objects.count && zip(result, storage.objects).allSatisfy({ $0 === $1 }) { return }
+        let using = Set(objects.map { AnyHashable($0) })
+        willChangeValue(forKey: key, withSetMutation: mutation, using: using)
+        setPrimitiveValue(result, forKey: key)
+        didChangeValue(forKey: key, withSetMutation: mutation, using: using)
+    }
+
+    // MARK: Mutable proxies
+
+    /// A mutable set whose changes go to the to-many relationship `key`, with change notifications and
+    /// inverse maintenance. It has `NSMutableSet`'s methods but is not an `NSMutableSet` (see
+    /// Documentation/Graph.md: Linux Foundation's `NSMutableSet` cannot be subclassed safely).
+    public func mutableSetValue(forKey key: String) -> ManagedMutableSet {
+        guard let slot = layout.slotByName[key], let relationship = layout.properties[slot] as? NSRelationshipDescription,
+              relationship.isToMany, !relationship.isOrdered else {
+            fatalError("mutableSetValueForKey: \(key) is not an unordered to-many relationship of the entity \(entity.name ?? "?").")
+        }
+        return ManagedMutableSet(object: self, key: key)
+    }
+
+    /// A mutable ordered set whose changes go to the ordered to-many relationship `key`.
+    public func mutableOrderedSetValue(forKey key: String) -> ManagedMutableOrderedSet {
+        guard let slot = layout.slotByName[key], let relationship = layout.properties[slot] as? NSRelationshipDescription,
+              relationship.isToMany, relationship.isOrdered else {
+            fatalError("mutableOrderedSetValueForKey: \(key) is not an ordered to-many relationship of the entity \(entity.name ?? "?").")
+        }
+        return ManagedMutableOrderedSet(object: self, key: key)
+    }
+}
+
+/// The proxy `mutableSetValue(forKey:)` returns: `NSMutableSet`'s methods over a to-many relationship.
+public final class ManagedMutableSet: Sequence {
+    let object: NSManagedObject
+    let key: String
+
+    init(object: NSManagedObject, key: String) {
+        self.object = object
+        self.key = key
+    }
+
+    private var members: [NSManagedObject] {
+        object.willAccessValue(forKey: key)
+        defer { object.didAccessValue(forKey: key) }
+        return object.toMany(object.layout.slotByName[key]!).objects
+    }
+
+    public var count: Int { members.count }
+    public var allObjects: [Any] { members }
+    /// The members as a Swift set.
+    public var set: Set<NSManagedObject> { Set(members) }
+    public func contains(_ object: Any) -> Bool { members.contains { $0 === object as AnyObject } }
+    public func member(_ object: Any) -> Any? { contains(object) ? object : nil }
+    public func anyObject() -> Any? { members.first }
+    public func makeIterator() -> IndexingIterator<[NSManagedObject]> { members.makeIterator() }
+
+    public func add(_ element: Any) { object.managedAdd([Self.managed(element, key)], forKey: key) }
+    public func remove(_ element: Any) { object.managedRemove([Self.managed(element, key)], forKey: key) }
+    public func addObjects(from array: [Any]) { object.managedAdd(array.map { Self.managed($0, key) }, forKey: key) }
+    public func union(_ other: Set<AnyHashable>) { addObjects(from: other.map(\.base)) }
+    public func union(_ other: NSSet) { object.managedAdd(other, forKey: key) }
+    public func minus(_ other: Set<AnyHashable>) { object.managedRemove(other.map { Self.managed($0.base, key) }, forKey: key) }
+    public func minus(_ other: NSSet) { object.managedRemove(other, forKey: key) }
+    public func intersect(_ other: Set<AnyHashable>) {
+        let keep = Set(other.compactMap { ($0.base as? NSManagedObject).map(ObjectIdentifier.init) })
+        let removed = members.filter { !keep.contains(ObjectIdentifier($0)) }
+        guard !removed.isEmpty else { return }
+        let using = Set(removed.map { AnyHashable($0) })
+        object.willChangeValue(forKey: key, withSetMutation: .intersect, using: using)
+        object.setPrimitiveValue(members.filter { keep.contains(ObjectIdentifier($0)) }, forKey: key)
+        object.didChangeValue(forKey: key, withSetMutation: .intersect, using: using)
+    }
+    public func removeAllObjects() { intersect([]) }
+    public func setSet(_ other: Set<AnyHashable>) {
+        let objects = other.map { Self.managed($0.base, key) }
+        object.mutateToMany(key, mutation: .set, objects: objects) { _, new in new }
+    }
+
+    static func managed(_ element: Any, _ key: String) -> NSManagedObject {
+        guard let object = element as? NSManagedObject else {
+            fatalError("Unacceptable type of value for to-many relationship: property = \"\(key)\"; given type = \(type(of: element)); value = \(element).")
+        }
+        return object
+    }
+}
+
+/// The proxy `mutableOrderedSetValue(forKey:)` returns: `NSMutableOrderedSet`'s methods over an ordered
+/// to-many relationship.
+public final class ManagedMutableOrderedSet: Sequence {
+    let object: NSManagedObject
+    let key: String
+
+    init(object: NSManagedObject, key: String) {
+        self.object = object
+        self.key = key
+    }
+
+    private var members: [NSManagedObject] {
+        object.willAccessValue(forKey: key)
+        defer { object.didAccessValue(forKey: key) }
+        return object.toMany(object.layout.slotByName[key]!).objects
+    }
+
+    public var count: Int { members.count }
+    public var array: [Any] { members }
+    public var firstObject: Any? { members.first }
+    public var lastObject: Any? { members.last }
+    public func object(at index: Int) -> Any { members[index] }
+    public subscript(index: Int) -> Any { members[index] }
+    public func index(of element: Any) -> Int { members.firstIndex { $0 === element as AnyObject } ?? NSNotFound }
+    public func contains(_ element: Any) -> Bool { index(of: element) != NSNotFound }
+    public func makeIterator() -> IndexingIterator<[NSManagedObject]> { members.makeIterator() }
+
+    public func add(_ element: Any) { object.managedAdd([ManagedMutableSet.managed(element, key)], forKey: key) }
+    public func addObjects(from array: [Any]) { object.managedAdd(array.map { ManagedMutableSet.managed($0, key) }, forKey: key) }
+    public func insert(_ element: Any, at index: Int) {
+        object.managedInsert([ManagedMutableSet.managed(element, key)], at: NSIndexSet(index: index), forKey: key)
+    }
+    public func insert(_ elements: [Any], at indexes: IndexSet) {
+        object.managedInsert(elements.map { ManagedMutableSet.managed($0, key) }, at: NSIndexSet(indexSet: indexes), forKey: key)
+    }
+    public func remove(_ element: Any) { object.managedRemove([ManagedMutableSet.managed(element, key)], forKey: key) }
+    public func removeObject(at index: Int) { object.managedRemove(at: NSIndexSet(index: index), forKey: key) }
+    public func removeObjects(at indexes: IndexSet) { object.managedRemove(at: NSIndexSet(indexSet: indexes), forKey: key) }
+    public func replaceObject(at index: Int, with element: Any) {
+        object.managedReplace(at: NSIndexSet(index: index), with: [ManagedMutableSet.managed(element, key)], forKey: key)
+    }
+    public func removeAllObjects() { object.managedRemove(members, forKey: key) }
+    /// Moves the objects at `indexes` so that they start at `index`.
+    public func moveObjects(at indexes: IndexSet, to index: Int) {
+        let current = members
+        let moved = indexes.map { current[$0] }
+        var rest = current.enumerated().filter { !indexes.contains($0.offset) }.map(\.element)
+        rest.insert(contentsOf: moved, at: Swift.min(index, rest.count))
+        object.mutateToMany(key, mutation: .set, objects: moved) { _, _ in rest }
+    }
+}

@@ -1,0 +1,468 @@
+import Foundation
+import Observation
+import OCDModel
+import OCDPredicate
+import OCDStore
+import class OCDPredicate.NSExpression
+
+extension NSManagedObject {
+    // MARK: Key-value coding
+
+    /// The value of the property `key`: a class-provided accessor if the class has one for the key,
+    /// otherwise the modeled property's value (firing the fault). To-many relationships answer
+    /// `Set<NSManagedObject>` (`NSOrderedSet` when ordered). Stops on a key the entity does not have, as
+    /// Apple raises `NSUnknownKeyException`.
+    func kvcValue(forKey key: String) -> Any? {
+        if let accessor = keyTable.accessors[key] { return accessor.get(self) }
+        guard let slot = layout.slotByName[key] else {
+            if let value = builtInValue(forKey: key) { return value }
+            fatalError("[<\(Swift.type(of: self)) \(addressString)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\".")
+        }
+        willAccessValue(forKey: key)
+        let value = publicValue(slot: slot)
+        didAccessValue(forKey: key)
+        return value
+    }
+
+    /// Sets the property `key`: through a class-provided accessor if the class has one, otherwise the
+    /// modeled property with change notifications and inverse maintenance. Stops on an unknown key or a
+    /// value of the wrong type, as Apple raises.
+    func kvcSetValue(_ value: Any?, forKey key: String) {
+        if let accessor = keyTable.accessors[key] {
+            guard let set = accessor.set else {
+                fatalError("[<\(Swift.type(of: self)) \(addressString)> setValue:forUndefinedKey:]: the property \"\(key)\" of \(entity.name ?? "?") is read-only.")
+            }
+            set(self, value)
+            return
+        }
+        guard layout.slotByName[key] != nil else {
+            fatalError("[<\(Swift.type(of: self)) \(addressString)> setValue:forUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\".")
+        }
+        willChangeValue(forKey: key)
+        setPrimitiveValue(value, forKey: key)
+        didChangeValue(forKey: key)
+    }
+
+    /// The value at a dotted key path; a to-many step maps the rest of the path over its members and answers
+    /// a set. Collection operators (`@count`, `@sum.salary` …) work as in key-value coding.
+    func kvcValue(forKeyPath keyPath: String) -> Any? {
+        guard keyPath.contains(".") || keyPath.hasPrefix("@") else { return value(forKey: keyPath) }
+        let components = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+        if components[0].hasPrefix("@") {
+            return NSExpression(forKeyPath: keyPath).expressionValue(with: self, context: nil)
+        }
+        let first = value(forKey: components[0])
+        guard components.count == 2, let first else { return first }
+        if let object = first as? NSManagedObject { return object.value(forKeyPath: components[1]) }
+        if components[1].hasPrefix("@") || ManagedValueCoercion.managedObjects(in: first) != nil {
+            return NSExpression(forKeyPath: keyPath).expressionValue(with: self, context: nil)
+        }
+        return NSExpression(forKeyPath: components[1]).expressionValue(with: first, context: nil)
+    }
+
+    /// Sets the value at a dotted key path on the object the path's prefix reaches (nothing if it is nil).
+    func kvcSetValue(_ value: Any?, forKeyPath keyPath: String) {
+        guard let dot = keyPath.lastIndex(of: ".") else { return setValue(value, forKey: keyPath) }
+        let target = self.value(forKeyPath: String(keyPath[..<dot]))
+        guard let object = target as? NSManagedObject else { return }
+        object.setValue(value, forKey: String(keyPath[keyPath.index(after: dot)...]))
+    }
+
+    /// The values of `keys`, with `NSNull` for nil.
+    public func dictionaryWithValues(forKeys keys: [String]) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for key in keys { result[key] = value(forKey: key) ?? NSNull() }
+        return result
+    }
+
+    /// Sets several keys at once; `NSNull` means nil.
+    public func setValuesForKeys(_ keyedValues: [String: Any]) {
+        for (key, value) in keyedValues { setValue(value is NSNull ? nil : value, forKey: key) }
+    }
+
+    private func builtInValue(forKey key: String) -> Any? {
+        switch key {
+        case "self": return self
+        case "objectID": return objectID
+        case "entity": return entity
+        case "managedObjectContext": return managedObjectContext
+        default: return nil
+        }
+    }
+
+    var addressString: String { "0x" + String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16) }
+
+    // MARK: Primitive values
+
+    /// The stored value of `key`, without access notifications (a custom primitive accessor wins).
+    /// A to-many relationship answers a `Set<NSManagedObject>` (an `NSOrderedSet` when ordered).
+    func kvcPrimitiveValue(forKey key: String) -> Any? {
+        if let accessor = keyTable.primitiveAccessors[key] { return accessor.get(self) }
+        guard let slot = layout.slotByName[key] else {
+            fatalError("primitiveValueForKey: \(key) is not a property of the entity \(entity.name ?? "?").")
+        }
+        return publicValue(slot: slot)
+    }
+
+    /// Sets the stored value of `key` without change notifications and without updating an inverse
+    /// relationship (a custom primitive accessor wins). Stops on a value of the wrong type.
+    func kvcSetPrimitiveValue(_ value: Any?, forKey key: String) {
+        if let accessor = keyTable.primitiveAccessors[key], let set = accessor.set {
+            set(self, value)
+            // The subclass keeps the value; the slot mirrors it for saving and change tracking.
+        }
+        guard let slot = layout.slotByName[key] else {
+            fatalError("setPrimitiveValue:forKey: \(key) is not a property of the entity \(entity.name ?? "?").")
+        }
+        fireFault()
+        let property = layout.properties[slot]
+        if let relationship = property as? NSRelationshipDescription {
+            if relationship.isToMany {
+                let objects = checkedToMany(value, relationship)
+                let storage = toMany(slot)
+                storage.replace(with: objects)
+            } else {
+                slots[slot] = checkedToOne(value, relationship)
+            }
+        } else {
+            slots[slot] = AttributeValues.normalize(value, for: property as! NSAttributeDescription, of: self)
+        }
+    }
+
+    /// A slot's value in its public form: to-many as a Swift set (or `NSOrderedSet`), to-one as the object.
+    func publicValue(slot: Int) -> Any? {
+        fireFault()
+        if let relationship = layout.properties[slot] as? NSRelationshipDescription, relationship.isToMany {
+            return publicValue(ofToMany: toMany(slot), relationship)
+        }
+        return slots[slot]
+    }
+
+    func publicValue(ofToMany storage: ToManyStorage, _ relationship: NSRelationshipDescription) -> Any {
+        relationship.isOrdered ? NSOrderedSet(array: storage.objects) : Set(storage.objects)
+    }
+
+    private func checkedToOne(_ value: Any?, _ relationship: NSRelationshipDescription) -> NSManagedObject? {
+        guard let value, !(value is NSNull) else { return nil }
+        guard let object = value as? NSManagedObject,
+              relationship.destinationEntity.map({ object.entity.isKindOf(entity: $0) }) ?? true else {
+            fatalError("Unacceptable type of value for to-one relationship: property = \"\(relationship.name)\"; desired type = \(relationship.destinationEntity?.name ?? "?"); given type = \(Swift.type(of: value)); value = \(value).")
+        }
+        checkSameContext(object, relationship)
+        return object
+    }
+
+    private func checkedToMany(_ value: Any?, _ relationship: NSRelationshipDescription) -> [NSManagedObject] {
+        guard let value, !(value is NSNull) else { return [] }
+        guard let objects = ManagedValueCoercion.managedObjects(in: value) else {
+            fatalError("Unacceptable type of value for to-many relationship: property = \"\(relationship.name)\"; desired type = NSSet; given type = \(Swift.type(of: value)); value = \(value).")
+        }
+        for object in objects {
+            if let destination = relationship.destinationEntity, !object.entity.isKindOf(entity: destination) {
+                fatalError("Unacceptable type of value for to-many relationship: property = \"\(relationship.name)\"; desired type = \(destination.name ?? "?"); given type = \(object.entity.name ?? "?"); value = \(object).")
+            }
+            checkSameContext(object, relationship)
+        }
+        return objects
+    }
+
+    private func checkSameContext(_ object: NSManagedObject, _ relationship: NSRelationshipDescription) {
+        if let mine = managedObjectContext, let theirs = object.managedObjectContext, mine !== theirs {
+            fatalError("Illegal attempt to establish a relationship '\(relationship.name)' between objects in different contexts (source = \(objectID), destination = \(object.objectID)).")
+        }
+    }
+
+    // MARK: Access notifications
+
+    /// Fires the fault (for any key, or nil) and lets Swift Observation record the read.
+    func noteWillAccess(_ key: String?) {
+        fireFault()
+        if let key, layout.slotByName[key] != nil { observationRegistrar.access(self, keyPath: \NSManagedObject.[observationKey: key]) }
+    }
+
+
+    // MARK: Change notifications
+
+    /// Announces a change of `key`: records the old value for observers, the current event and inverse
+    /// maintenance.
+    func noteWillChange(_ key: String) {
+        beginChange(key, kind: .setting, objects: nil)
+    }
+
+    /// Completes a change of `key`: marks the object changed, updates an inverse relationship, and
+    /// notifies observers.
+    func noteDidChange(_ key: String) {
+        endChange(key, kind: .setting, objects: nil)
+    }
+
+    /// Announces a mutation of the to-many relationship `key` by `objects`.
+    func noteWillChange(_ key: String, mutation: NSKeyValueSetMutationKind, objects: Set<AnyHashable>) {
+        beginChange(key, kind: Self.changeKind(mutation), objects: objects)
+    }
+
+    /// Completes a mutation of the to-many relationship `key`.
+    func noteDidChange(_ key: String, mutation: NSKeyValueSetMutationKind, objects: Set<AnyHashable>) {
+        endChange(key, kind: Self.changeKind(mutation), objects: objects)
+    }
+
+    private static func changeKind(_ mutation: NSKeyValueSetMutationKind) -> NSKeyValueChange {
+        switch mutation {
+        case .union: return .insertion
+        case .minus: return .removal
+        case .intersect: return .removal
+        case .set: return .replacement
+        }
+    }
+
+    private func beginChange(_ key: String, kind: NSKeyValueChange, objects: Set<AnyHashable>?) {
+        guard let slot = layout.slotByName[key] else {
+            // An unmodeled property: observers only.
+            notifyObservers(key, kind: kind, old: nil, new: nil, isPrior: true)
+            return
+        }
+        fireFault()
+        if var pending = pendingChanges[key] {
+            pending.depth += 1
+            pendingChanges[key] = pending
+            return
+        }
+        var change = PendingChange(oldObjects: nil, oldValue: nil, depth: 1)
+        let property = layout.properties[slot]
+        if let relationship = property as? NSRelationshipDescription {
+            if relationship.isToMany {
+                change.oldObjects = toMany(slot).objects
+                change.oldValue = publicValue(ofToMany: toMany(slot), relationship)
+            } else {
+                let old = slots[slot] as? NSManagedObject
+                change.oldObjects = old.map { [$0] } ?? []
+                change.oldValue = old
+            }
+        } else {
+            change.oldValue = slots[slot]
+        }
+        pendingChanges[key] = change
+        if !property.isTransient || true, eventOldValues[key] == nil, managedObjectContext != nil {
+            eventOldValues[key] = change.oldValue ?? NSNull()
+        }
+        registrarIfCreated?.willSet(self, keyPath: \NSManagedObject.[observationKey: key])
+        if !observers.isEmpty {
+            let (old, _) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
+            notifyObservers(key, kind: kind, old: old, new: nil, isPrior: true)
+        }
+    }
+
+    private func endChange(_ key: String, kind: NSKeyValueChange, objects: Set<AnyHashable>?) {
+        guard let slot = layout.slotByName[key] else {
+            notifyObservers(key, kind: kind, old: nil, new: value(forKey: key), isPrior: false)
+            return
+        }
+        guard var change = pendingChanges[key] else {
+            fatalError("didChangeValueForKey: \(key) without a matching willChangeValueForKey: on \(objectID).")
+        }
+        change.depth -= 1
+        if change.depth > 0 {
+            pendingChanges[key] = change
+            return
+        }
+        pendingChanges[key] = nil
+        let property = layout.properties[slot]
+        if let relationship = property as? NSRelationshipDescription {
+            if relationship.isToMany { (slots[slot] as? ToManyStorage)?.modified = true }
+            if inverseUpdateDepth == 0, let inverse = relationship.inverseRelationship {
+                updateInverse(inverse, of: relationship, slot: slot, oldObjects: change.oldObjects ?? [])
+            }
+        }
+        if !status.contains(.awakingFromFetch) {
+            managedObjectContext?.objectDidChange(self, property: property)
+        }
+        registrarIfCreated?.didSet(self, keyPath: \NSManagedObject.[observationKey: key])
+        if !observers.isEmpty {
+            let (old, new) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
+            notifyObservers(key, kind: kind, old: old, new: new, isPrior: false)
+        }
+    }
+
+    /// Old and new values as an observer sees them: whole values for a setting, the inserted or removed
+    /// objects for a set mutation.
+    private func observedValues(kind: NSKeyValueChange, key: String, change: PendingChange, objects: Set<AnyHashable>?, slot: Int) -> (Any?, Any?) {
+        switch kind {
+        case .setting:
+            return (change.oldValue, publicValue(slot: slot))
+        case .insertion:
+            let old = Set((change.oldObjects ?? []).map(ObjectIdentifier.init))
+            let inserted = (objects ?? []).compactMap { $0.base as? NSManagedObject }.filter { !old.contains(ObjectIdentifier($0)) }
+            return (nil, Set(inserted))
+        case .removal:
+            let old = Set((change.oldObjects ?? []).map(ObjectIdentifier.init))
+            let removed = (objects ?? []).compactMap { $0.base as? NSManagedObject }.filter { old.contains(ObjectIdentifier($0)) }
+            return (Set(removed), nil)
+        case .replacement:
+            return (change.oldValue, publicValue(slot: slot))
+        }
+    }
+
+    // MARK: Inverse relationships
+
+    /// Makes the inverse side agree with a change of `relationship` from `oldObjects` to its current value.
+    private func updateInverse(_ inverse: NSRelationshipDescription, of relationship: NSRelationshipDescription, slot: Int, oldObjects: [NSManagedObject]) {
+        let current: [NSManagedObject]
+        if relationship.isToMany {
+            current = toMany(slot).objects
+        } else {
+            current = (slots[slot] as? NSManagedObject).map { [$0] } ?? []
+        }
+        let oldSet = Set(oldObjects.map(ObjectIdentifier.init))
+        let newSet = Set(current.map(ObjectIdentifier.init))
+        for removed in oldObjects where !newSet.contains(ObjectIdentifier(removed)) {
+            removed.inverseRemove(self, via: inverse)
+        }
+        for added in current where !oldSet.contains(ObjectIdentifier(added)) {
+            added.inverseAdd(self, via: inverse, forward: relationship)
+        }
+    }
+
+    /// `source` now points here through `forward`: make `inverse` point back to it.
+    private func inverseAdd(_ source: NSManagedObject, via inverse: NSRelationshipDescription, forward: NSRelationshipDescription) {
+        guard let slot = layout.slotByName[inverse.name] else { return }
+        fireFault()
+        inverseUpdateDepth += 1
+        defer { inverseUpdateDepth -= 1 }
+        if inverse.isToMany {
+            let storage = toMany(slot)
+            guard !storage.contains(source) else { return }
+            willChangeValue(forKey: inverse.name, withSetMutation: .union, using: [source])
+            storage.replace(with: storage.objects + [source])
+            didChangeValue(forKey: inverse.name, withSetMutation: .union, using: [source])
+        } else {
+            let previous = slots[slot] as? NSManagedObject
+            guard previous !== source else { return }
+            // A to-one inverse had another owner: that owner loses this object.
+            if let previous { previous.forwardRemove(self, via: forward) }
+            willChangeValue(forKey: inverse.name)
+            slots[slot] = source
+            didChangeValue(forKey: inverse.name)
+        }
+    }
+
+    /// `source` no longer points here: remove it from `inverse`.
+    private func inverseRemove(_ source: NSManagedObject, via inverse: NSRelationshipDescription) {
+        guard let slot = layout.slotByName[inverse.name], !status.contains(.transitioning) else { return }
+        fireFault()
+        inverseUpdateDepth += 1
+        defer { inverseUpdateDepth -= 1 }
+        if inverse.isToMany {
+            let storage = toMany(slot)
+            guard storage.contains(source) else { return }
+            willChangeValue(forKey: inverse.name, withSetMutation: .minus, using: [source])
+            storage.replace(with: storage.objects.filter { $0 !== source })
+            didChangeValue(forKey: inverse.name, withSetMutation: .minus, using: [source])
+        } else {
+            guard slots[slot] as? NSManagedObject === source else { return }
+            willChangeValue(forKey: inverse.name)
+            slots[slot] = nil
+            didChangeValue(forKey: inverse.name)
+        }
+    }
+
+    /// Removes `object` from this object's `relationship` without touching `object` (its side is being set).
+    private func forwardRemove(_ object: NSManagedObject, via relationship: NSRelationshipDescription) {
+        inverseRemove(object, via: relationship)
+    }
+
+    // MARK: Observation
+
+    var observationRegistrar: ObservationRegistrar {
+        if let registrar { return registrar }
+        let created = ObservationRegistrar()
+        registrar = created
+        return created
+    }
+
+    var registrarIfCreated: ObservationRegistrar? { registrar }
+
+    /// One key path per key, so that Swift Observation can tell keys apart; the value is never read.
+    subscript(observationKey key: String) -> Int { 0 }
+
+    func notifyObservers(_ key: String, kind: NSKeyValueChange, old: Any?, new: Any?, isPrior: Bool) {
+        guard !observers.isEmpty else { return }
+        for observer in observers where observer.isValid && observer.key == key {
+            if isPrior && !observer.options.contains(.prior) { continue }
+            observer.handler(kind, observer.options.contains(.old) ? old : nil,
+                             observer.options.contains(.new) && !isPrior ? new : nil, nil, isPrior)
+        }
+    }
+}
+
+extension NSManagedObject: Observable {}
+
+extension NSManagedObject: PredicateKeyValueCoding {
+    /// Key-value coding for the predicate evaluator: as `value(forKey:)`, but an unknown key is an error
+    /// the evaluator reports rather than a stop.
+    public func predicateValue(forKey key: String) throws -> Any? {
+        if keyTable.accessors[key] == nil, layout.slotByName[key] == nil {
+            switch key {
+            case "self", "objectID", "entity", "managedObjectContext": return value(forKey: key)
+            default: throw PredicateEvaluationError.unknownKey(key, in: self)
+            }
+        }
+        return value(forKey: key)
+    }
+}
+
+extension NSManagedObject: StoreObjectReference {
+    public var referencedObjectID: NSManagedObjectID { objectID }
+}
+
+extension NSManagedObject: KeyPathNaming {
+    /// The key of a managed property's key path, from the class's ``managedKeyTable``.
+    public class func keyName(for keyPath: AnyKeyPath) -> String? {
+        // A class's table starts from its superclass's (`super.managedKeyTable`), so one lookup suffices.
+        ManagedKeyTable.of(self).keyNames[keyPath]
+    }
+}
+
+
+/// Attribute values in their stored form: numbers as `NSNumber`, strings as `String`, and so on.
+enum AttributeValues {
+    static func normalize(_ value: Any?, for attribute: NSAttributeDescription, of object: NSManagedObject) -> Any? {
+        guard let value, !(value is NSNull) else { return nil }
+        if let optional = value as? AnyOptionalValue {
+            guard let wrapped = optional.wrappedValue else { return nil }
+            return normalize(wrapped, for: attribute, of: object)
+        }
+        let normalized: Any?
+        switch attribute.attributeType {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
+             .doubleAttributeType, .floatAttributeType, .booleanAttributeType:
+            normalized = ManagedValueCoercion.number(from: value)
+        case .decimalAttributeType:
+            if let decimal = value as? Decimal { normalized = decimal }
+            else if let number = ManagedValueCoercion.number(from: value) { normalized = number.decimalValue }
+            else { normalized = nil }
+        case .stringAttributeType:
+            normalized = value as? String
+        case .dateAttributeType:
+            normalized = value as? Date
+        case .binaryDataAttributeType:
+            normalized = value as? Data
+        case .UUIDAttributeType:
+            normalized = value as? UUID
+        case .URIAttributeType:
+            normalized = value as? URL
+        case .objectIDAttributeType:
+            normalized = value as? NSManagedObjectID
+        default:
+            normalized = value
+        }
+        guard let normalized else {
+            fatalError("Unacceptable type of value for attribute: property = \"\(attribute.name)\"; desired type = \(attribute.attributeValueClassName ?? "\(attribute.attributeType)"); given type = \(Swift.type(of: value)); value = \(value).")
+        }
+        return normalized
+    }
+}
+
+/// Unwraps an `Optional` hidden in an `Any`.
+protocol AnyOptionalValue { var wrappedValue: Any? { get } }
+extension Optional: AnyOptionalValue {
+    var wrappedValue: Any? { self.map { $0 as Any } }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import OCDPredicate
+
+/// Closure-based key-value observing of managed objects (Foundation's `observe(_:options:changeHandler:)`).
+public protocol ManagedKeyValueObserving: NSManagedObject {}
+
+extension NSManagedObject: ManagedKeyValueObserving {}
+
+extension ManagedKeyValueObserving {
+    /// Observes the property at `keyPath` (a `@Managed` or class-provided property; its name comes from
+    /// the class's ``NSManagedObject/managedKeyTable``). The observation lasts while the returned token
+    /// lives. Changes are reported for the accessors' change notifications: setters, `setValue(_:forKey:)`,
+    /// to-many mutations (kind `.insertion`/`.removal` with the objects involved) and inverse updates.
+    public func observe<Value>(_ keyPath: KeyPath<Self, Value>, options: NSKeyValueObservingOptions = [],
+                               changeHandler: @escaping (Self, NSKeyValueObservedChange<Value>) -> Void) -> NSKeyValueObservation {
+        guard let key = Self.keyName(for: keyPath) else {
+            fatalError("observe(_:): the key path \(keyPath) of \(Self.self) has no key name. Mark the class @ManagedObject (or list the property in its managedKeyTable).")
+        }
+        return observeValue(forKey: key, options: options) { object, kind, old, new, indexes, isPrior in
+            changeHandler(object, NSKeyValueObservedChange(
+                kind: kind,
+                newValue: new.flatMap { ManagedValueCoercion.convert($0, to: Value.self) },
+                oldValue: old.flatMap { ManagedValueCoercion.convert($0, to: Value.self) },
+                indexes: indexes, isPrior: isPrior))
+        }
+    }
+
+    /// Observes the property `key` by name, with untyped values (`NSNull`-free: nil is nil).
+    public func observeValue(forKey key: String, options: NSKeyValueObservingOptions = [],
+                             changeHandler: @escaping (Self, NSKeyValueChange, Any?, Any?, IndexSet?, Bool) -> Void) -> NSKeyValueObservation {
+        let observer = KeyObserver(key: key, options: options) { [unowned self] kind, old, new, indexes, isPrior in
+            changeHandler(self, kind, old, new, indexes, isPrior)
+        }
+        observers.append(observer)
+        if options.contains(.initial) {
+            changeHandler(self, .setting, nil, options.contains(.new) ? value(forKey: key) : nil, nil, false)
+        }
+        return NSKeyValueObservation { [weak self, weak observer] in
+            guard let observer else { return }
+            observer.isValid = false
+            self?.observers.removeAll { $0 === observer }
+        }
+    }
+}

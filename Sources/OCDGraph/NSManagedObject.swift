@@ -1,0 +1,551 @@
+import Foundation
+import Observation
+import OCDModel
+import OCDPredicate
+import OCDStore
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSExpression
+
+/// The type of snapshot change that `awakeFromSnapshotEvents(_:)` reports.
+public struct NSSnapshotEventType: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let undoInsertion = NSSnapshotEventType(rawValue: 1 << 1)
+    public static let undoDeletion = NSSnapshotEventType(rawValue: 1 << 2)
+    public static let undoUpdate = NSSnapshotEventType(rawValue: 1 << 3)
+    public static let rollback = NSSnapshotEventType(rawValue: 1 << 4)
+    public static let refresh = NSSnapshotEventType(rawValue: 1 << 5)
+    public static let mergePolicy = NSSnapshotEventType(rawValue: 1 << 6)
+}
+
+/// A managed object: the values of one instance of an entity, tracked by a managed object context.
+///
+/// With no subclass at all, `value(forKey:)` and `setValue(_:forKey:)` read and write every modeled
+/// property. Subclasses declare typed properties with `@Managed` (Apple's `@NSManaged`), or write their own
+/// accessors over `primitiveValue(forKey:)` between the access and change notifications, as Core Data's
+/// accessor guide shows.
+///
+/// Subclasses that declare a designated initializer must also implement the required
+/// `init(entity:insertInto:)`: the context creates fetched objects through it.
+open class NSManagedObject: NSObject, NSFetchRequestResult, @unchecked Sendable {
+    struct Status: OptionSet {
+        let rawValue: UInt16
+        static let fault = Status(rawValue: 1 << 0)
+        static let inserted = Status(rawValue: 1 << 1)
+        static let updated = Status(rawValue: 1 << 2)
+        static let deleted = Status(rawValue: 1 << 3)
+        static let awakingFromFetch = Status(rawValue: 1 << 4)
+        static let transitioning = Status(rawValue: 1 << 5)
+        static let awakenedFromInsert = Status(rawValue: 1 << 6)
+        /// Deleted because its row was gone when the fault fired (`shouldDeleteInaccessibleFaults`).
+        static let inaccessible = Status(rawValue: 1 << 7)
+    }
+
+    /// The entity of the object.
+    public let entity: NSEntityDescription
+    /// The object's ID: temporary until the object is saved (or given a permanent ID).
+    public internal(set) var objectID: NSManagedObjectID
+    /// The context the object is registered in; nil for an object not inserted (or deleted and saved).
+    public internal(set) weak var managedObjectContext: NSManagedObjectContext?
+
+    let layout: EntityLayout
+    /// Current values by slot. A to-many slot holds a `ToManyStorage`, or nil while not loaded.
+    var slots: [Any?]
+    /// The values last fetched or saved (nil for a new object).
+    var committedRow: StoreRow?
+    /// A row already fetched for this fault, so firing it needs no store trip.
+    var cachedRow: StoreRow?
+    var status: Status = []
+    /// Old values since the last `processPendingChanges` (`changedValuesForCurrentEvent()`).
+    var eventOldValues: [String: Any] = [:]
+    /// Relationship members and observed values captured by `willChangeValue`, used by `didChangeValue`.
+    var pendingChanges: [String: PendingChange] = [:]
+    /// While positive, relationship changes do not update the inverse (the change *is* an inverse update).
+    var inverseUpdateDepth = 0
+    var observers: [KeyObserver] = []
+    var registrar: ObservationRegistrar?
+    lazy var keyTable: ManagedKeyTable = ManagedKeyTable.of(Swift.type(of: self))
+
+    struct PendingChange {
+        var oldObjects: [NSManagedObject]?
+        var oldValue: Any?
+        var depth: Int
+    }
+
+    /// Creates an object of `entity` and, if `context` is given, inserts it there (which calls
+    /// `awakeFromInsert()`). The model's default values are set first.
+    public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        if entity.isAbstract {
+            fatalError("Cannot create an instance of the abstract entity \(entity.name ?? "?").")
+        }
+        self.entity = entity
+        self.layout = EntityLayout.of(entity)
+        self.objectID = NSManagedObjectID(temporaryFor: entity)
+        self.slots = Array(repeating: nil, count: layout.properties.count)
+        super.init()
+        // A fault's values come from its row; defaults and insertion are for new objects only.
+        if FaultCreation.isCreatingFault { return }
+        for (slot, attribute) in layout.attributes {
+            if let value = attribute.defaultValue { slots[slot] = Self.copyIfNeeded(value) }
+        }
+        for (slot, relationship) in layout.relationships where relationship.isToMany {
+            slots[slot] = ToManyStorage()
+        }
+        if let context { context.insert(self) }
+    }
+
+    /// Creates an object of the entity this class is the class of, and inserts it into `context`.
+    public convenience init(context: NSManagedObjectContext) {
+        guard let entity = Self.findEntity(in: context.persistentStoreCoordinator?.managedObjectModel) else {
+            fatalError("An NSManagedObject of class '\(Self.self)' must have a valid NSEntityDescription.")
+        }
+        self.init(entity: entity, insertInto: context)
+    }
+
+    /// An object for a fetched row or `object(with:)`: a fault, registered in `context`.
+    static func makeFault(for objectID: NSManagedObjectID, row: StoreRow?, in context: NSManagedObjectContext) -> NSManagedObject {
+        let type = (objectID.entity.resolvedManagedObjectClass as? NSManagedObject.Type) ?? NSManagedObject.self
+        let object = FaultCreation.$isCreatingFault.withValue(true) { type.init(entity: objectID.entity, insertInto: nil) }
+        object.objectID = objectID
+        object.slots = Array(repeating: nil, count: object.layout.properties.count)
+        object.status = [.fault]
+        object.cachedRow = row
+        object.managedObjectContext = context
+        return object
+    }
+
+    private static func copyIfNeeded(_ value: Any) -> Any {
+        if let copying = value as? NSCopying, type(of: value) is AnyClass { return copying.copy(with: nil) }
+        return value
+    }
+
+    // MARK: Key-value coding (overridable; the implementations are in NSManagedObject+KeyValueCoding.swift)
+
+    /// The value of the property `key`: a class-provided accessor if the class has one for the key,
+    /// otherwise the modeled property's value (firing the fault). To-many relationships answer
+    /// `Set<NSManagedObject>` (`NSOrderedSet` when ordered). Stops on a key the entity does not have, as
+    /// Apple raises `NSUnknownKeyException`.
+    open func value(forKey key: String) -> Any? { kvcValue(forKey: key) }
+
+    /// Sets the property `key`: through a class-provided accessor if the class has one, otherwise the
+    /// modeled property with change notifications and inverse maintenance. Stops on an unknown key or a
+    /// value of the wrong type, as Apple raises.
+    open func setValue(_ value: Any?, forKey key: String) { kvcSetValue(value, forKey: key) }
+
+    /// The value at a dotted key path; a to-many step maps the rest of the path over its members and
+    /// answers a set. Collection operators (`@count`, `@sum.salary` …) work as in key-value coding.
+    open func value(forKeyPath keyPath: String) -> Any? { kvcValue(forKeyPath: keyPath) }
+
+    /// Sets the value at a dotted key path on the object the path's prefix reaches (nothing if it is nil).
+    open func setValue(_ value: Any?, forKeyPath keyPath: String) { kvcSetValue(value, forKeyPath: keyPath) }
+
+    /// The stored value of `key`, without access notifications (a custom primitive accessor wins). A
+    /// to-many relationship answers a `Set<NSManagedObject>` (an `NSOrderedSet` when ordered).
+    open func primitiveValue(forKey key: String) -> Any? { kvcPrimitiveValue(forKey: key) }
+
+    /// Sets the stored value of `key` without change notifications (a custom primitive accessor wins).
+    /// An inverse relationship is updated by the surrounding `didChangeValue(forKey:)`, not here.
+    open func setPrimitiveValue(_ value: Any?, forKey key: String) { kvcSetPrimitiveValue(value, forKey: key) }
+
+    /// Fires the fault (for any key, or nil) and lets Swift Observation record the read.
+    open func willAccessValue(forKey key: String?) { noteWillAccess(key) }
+
+    /// The end of an access; present for the accessor pattern.
+    open func didAccessValue(forKey key: String?) {}
+
+    /// Announces a change of `key`: records the old value for observers, the current event and inverse
+    /// maintenance.
+    open func willChangeValue(forKey key: String) { noteWillChange(key) }
+
+    /// Completes a change of `key`: marks the object changed, updates an inverse relationship and
+    /// notifies observers.
+    open func didChangeValue(forKey key: String) { noteDidChange(key) }
+
+    /// Announces a mutation of the to-many relationship `key` by `objects`.
+    open func willChangeValue(forKey key: String, withSetMutation mutation: NSKeyValueSetMutationKind, using objects: Set<AnyHashable>) {
+        noteWillChange(key, mutation: mutation, objects: objects)
+    }
+
+    /// Completes a mutation of the to-many relationship `key`.
+    open func didChangeValue(forKey key: String, withSetMutation mutation: NSKeyValueSetMutationKind, using objects: Set<AnyHashable>) {
+        noteDidChange(key, mutation: mutation, objects: objects)
+    }
+
+    /// The class's key-value coding table: key path names, class-provided accessors, custom primitive
+    /// accessors and `validate<Key>` methods. `@ManagedObject` overrides it; the base table is empty.
+    open class var managedKeyTable: ManagedKeyTable { ManagedKeyTable() }
+
+    // MARK: Validation (overridable; the implementations are in NSManagedObject+Validation.swift)
+
+    /// Validates `value` for the property `key`: the model's constraints (optionality, validation
+    /// predicates such as minimum and maximum, relationship counts), then the class's `validate<Key>`
+    /// method, which may replace the value. Throws Core Data's validation error.
+    open func validateValue(_ value: inout Any?, forKey key: String) throws { try modelValidateValue(&value, forKey: key) }
+
+    /// Validates the object for a save that inserts it. Throws one error, or
+    /// `NSValidationMultipleErrorsError` with the errors under `NSDetailedErrorsKey`.
+    open func validateForInsert() throws { try modelValidateForInsert() }
+
+    /// Validates the object for a save that updates it.
+    open func validateForUpdate() throws { try modelValidateForUpdate() }
+
+    /// Validates the object for a save that deletes it: a Deny delete rule with objects at its
+    /// destination fails with `NSValidationRelationshipDeniedDeleteError`.
+    open func validateForDelete() throws { try modelValidateForDelete() }
+
+    // MARK: Entity lookup
+
+    /// The entity whose objects are instances of this class, in the models in use.
+    open class func entity() -> NSEntityDescription {
+        guard let entity = findEntity(in: nil) else {
+            fatalError("No NSEntityDescriptions in any model claim the NSManagedObject subclass '\(self)' so +entity is confused. Have you loaded your NSManagedObjectModel yet? (Set the entity's managedObjectClassName, or register the class with NSManagedObjectModel.registerManagedObjectClass(_:forName:).)")
+        }
+        return entity
+    }
+
+    static func findEntity(in model: NSManagedObjectModel?) -> NSEntityDescription? {
+        let models = (model.map { [$0] } ?? []) + ModelsInUse.all
+        for model in models {
+            if let entity = model.entities.first(where: { ($0.resolvedManagedObjectClass as? NSManagedObject.Type) == self }) {
+                return entity
+            }
+            let shortName = String(describing: self)
+            if let entity = model.entities.first(where: { ($0.managedObjectClassName ?? "").split(separator: ".").last.map(String.init) == shortName }) {
+                return entity
+            }
+        }
+        return nil
+    }
+
+    /// A fetch request for this class's entity.
+    open class func fetchRequest() -> NSFetchRequest<NSFetchRequestResult> {
+        let request = NSFetchRequest<NSFetchRequestResult>()
+        request.entity = entity()
+        return request
+    }
+
+    // MARK: Flags (none of them fires a fault)
+
+    /// Whether the object was inserted and not yet saved.
+    public var isInserted: Bool { status.contains(.inserted) }
+    /// Whether the object has unsaved changes (and is neither inserted nor deleted).
+    public var isUpdated: Bool { status.contains(.updated) }
+    /// Whether the object will be deleted at the next save.
+    public var isDeleted: Bool { status.contains(.deleted) }
+    /// Whether the object's values are not loaded yet.
+    public var isFault: Bool { status.contains(.fault) }
+    /// Whether the object is inserted, updated or deleted.
+    public var hasChanges: Bool { !status.isDisjoint(with: [.inserted, .updated, .deleted]) }
+    /// Whether any persistent property differs from its committed value.
+    public var hasPersistentChangedValues: Bool { !changedValues().isEmpty }
+    /// 0 when the object is realized and not changing state (turning into a fault, being filled).
+    public var faultingState: Int { status.contains(.transitioning) || status.contains(.awakingFromFetch) ? 1 : 0 }
+
+    /// Whether the context ignores changes to unmodeled properties of subclasses (Core Data's default).
+    open class var contextShouldIgnoreUnmodeledPropertyChanges: Bool { true }
+
+    // MARK: Life cycle hooks
+
+    /// Called once in the object's life, when it is first inserted into a context. Values set here with
+    /// primitive setters are the object's starting values.
+    open func awakeFromInsert() {}
+    /// Called when a fault is filled from the store; change tracking is off.
+    open func awakeFromFetch() {}
+    /// Called after undo, rollback, refresh and merge change the object's values.
+    open func awakeFromSnapshotEvents(_ flags: NSSnapshotEventType) {}
+    /// Called before the object is saved (inserted, updated or deleted).
+    open func willSave() {}
+    /// Called after the object was saved.
+    open func didSave() {}
+    /// Called when the object is about to be deleted, before its relationships are broken.
+    open func prepareForDeletion() {}
+    /// Called before the object turns into a fault.
+    open func willTurnIntoFault() {}
+    /// Called after the object turned into a fault: clear caches here.
+    open func didTurnIntoFault() {}
+
+    // MARK: Faulting
+
+    /// Fills a fault from its cached row or the store.
+    func fireFault() {
+        guard status.contains(.fault) else { return }
+        guard let context = managedObjectContext else {
+            status.remove(.fault)
+            return
+        }
+        let row = cachedRow ?? context.storeRow(for: objectID)
+        cachedRow = nil
+        guard let row else {
+            if context.shouldDeleteInaccessibleFaults {
+                // Apple's behaviour: the object becomes a deleted object with nil values.
+                status.remove(.fault)
+                for (slot, relationship) in layout.relationships where relationship.isToMany { slots[slot] = ToManyStorage() }
+                context.markInaccessible(self)
+                return
+            }
+            fatalError("CoreData could not fulfill a fault for '\(objectID)'")
+        }
+        fill(from: row, in: context)
+        status.insert(.awakingFromFetch)
+        awakeFromFetch()
+        status.remove(.awakingFromFetch)
+    }
+
+    /// Copies a row's values into the slots (relationships as faults) and makes it the committed row.
+    func fill(from row: StoreRow, in context: NSManagedObjectContext) {
+        status.insert(.transitioning)
+        status.remove(.fault)
+        for (index, property) in layout.properties.enumerated() {
+            if property.isTransient {
+                slots[index] = (property as? NSAttributeDescription)?.defaultValue
+                continue
+            }
+            if let relationship = property as? NSRelationshipDescription {
+                if relationship.isToMany {
+                    slots[index] = nil
+                } else {
+                    slots[index] = (row.values[index] as? NSManagedObjectID).map { context.object(with: $0) }
+                }
+            } else {
+                slots[index] = row.values[index]
+            }
+        }
+        committedRow = row
+        if !keyTable.primitiveAccessors.isEmpty {
+            for (key, accessor) in keyTable.primitiveAccessors {
+                if let slot = layout.slotByName[key], let set = accessor.set { set(self, slots[slot]) }
+            }
+        }
+        status.remove(.transitioning)
+    }
+
+    /// Turns the object back into a fault: its values are dropped and read again on next access.
+    func turnIntoFault() {
+        guard !status.contains(.fault) else { return }
+        willTurnIntoFault()
+        status.insert(.transitioning)
+        for index in slots.indices { slots[index] = nil }
+        cachedRow = nil
+        pendingChanges = [:]
+        eventOldValues = [:]
+        status.insert(.fault)
+        status.remove(.transitioning)
+        didTurnIntoFault()
+    }
+
+    /// The to-many storage of `slot`, loaded from the committed row or the store on first use.
+    func toMany(_ slot: Int) -> ToManyStorage {
+        fireFault()
+        if let storage = slots[slot] as? ToManyStorage { return storage }
+        let relationship = layout.properties[slot] as! NSRelationshipDescription
+        var ids: [NSManagedObjectID] = []
+        if let known = committedRow?.values[slot] as? [NSManagedObjectID] {
+            ids = known
+        } else if !objectID.isTemporaryID, let context = managedObjectContext {
+            ids = context.storeObjectIDs(forRelationship: relationship, of: objectID)
+        }
+        let storage = ToManyStorage(managedObjectContext.map { context in ids.map { context.object(with: $0) } } ?? [])
+        slots[slot] = storage
+        return storage
+    }
+
+    /// Whether the relationship `key` is not loaded (to-many) or points to a fault (to-one). Never fires.
+    public func hasFault(forRelationshipNamed key: String) -> Bool {
+        guard let slot = layout.slotByName[key], let relationship = layout.properties[slot] as? NSRelationshipDescription else {
+            fatalError("hasFaultForRelationshipNamed: \(key) is not a relationship of the entity \(entity.name ?? "?").")
+        }
+        if status.contains(.fault) { return true }
+        if relationship.isToMany { return !(slots[slot] is ToManyStorage) }
+        return (slots[slot] as? NSManagedObject)?.isFault ?? false
+    }
+
+    /// The IDs of the objects the relationship `key` points to, without firing relationship faults.
+    public func objectIDs(forRelationshipNamed key: String) -> [NSManagedObjectID] {
+        guard let slot = layout.slotByName[key], let relationship = layout.properties[slot] as? NSRelationshipDescription else {
+            fatalError("objectIDsForRelationshipNamed: \(key) is not a relationship of the entity \(entity.name ?? "?").")
+        }
+        if status.contains(.fault) {
+            let row = cachedRow ?? managedObjectContext?.storeRow(for: objectID)
+            if relationship.isToMany {
+                if let ids = row?.values[slot] as? [NSManagedObjectID] { return ids }
+                return managedObjectContext?.storeObjectIDs(forRelationship: relationship, of: objectID) ?? []
+            }
+            return (row?.values[slot] as? NSManagedObjectID).map { [$0] } ?? []
+        }
+        if relationship.isToMany {
+            if let storage = slots[slot] as? ToManyStorage { return storage.objects.map(\.objectID) }
+            if let ids = committedRow?.values[slot] as? [NSManagedObjectID] { return ids }
+            if objectID.isTemporaryID { return [] }
+            return managedObjectContext?.storeObjectIDs(forRelationship: relationship, of: objectID) ?? []
+        }
+        return (slots[slot] as? NSManagedObject).map { [$0.objectID] } ?? []
+    }
+
+    // MARK: Changes
+
+    /// Persistent properties changed since the last fetch or save, with their new values (`NSNull` for
+    /// nil). Does not fire relationship faults.
+    public func changedValues() -> [String: Any] {
+        if status.contains(.fault) { return [:] }
+        var result: [String: Any] = [:]
+        for slot in layout.persistentSlots {
+            let property = layout.properties[slot]
+            if let relationship = property as? NSRelationshipDescription {
+                if relationship.isToMany {
+                    guard let storage = slots[slot] as? ToManyStorage else { continue }
+                    let committed = committedRow?.values[slot] as? [NSManagedObjectID]
+                    let current = storage.objects.map(\.objectID)
+                    let changed: Bool
+                    if let committed {
+                        changed = relationship.isOrdered ? committed != current : Set(committed) != Set(current)
+                    } else if committedRow != nil {
+                        // Loaded from the store, not from the row: changed if it was ever touched.
+                        changed = storage.modified
+                    } else {
+                        changed = !current.isEmpty
+                    }
+                    if changed { result[property.name] = publicValue(ofToMany: storage, relationship) }
+                } else {
+                    let current = slots[slot] as? NSManagedObject
+                    let committed = committedRow?.values[slot] as? NSManagedObjectID
+                    if current?.objectID != committed { result[property.name] = current ?? NSNull() }
+                }
+            } else {
+                let current = slots[slot]
+                let committed = committedRow?.values[slot] ?? nil
+                if !Self.valuesEqual(current, committed) { result[property.name] = current ?? NSNull() }
+            }
+        }
+        return result
+    }
+
+    /// Old values of the properties changed since the last `processPendingChanges()`.
+    public func changedValuesForCurrentEvent() -> [String: Any] {
+        eventOldValues
+    }
+
+    /// The last fetched or saved values of `keys` (all persistent properties for nil): `NSNull` for nil,
+    /// relationships as objects (a set of them for to-many; faults, never fired). Empty for an object
+    /// never saved.
+    public func committedValues(forKeys keys: [String]?) -> [String: Any] {
+        if status.contains(.fault) { fireFault() }
+        guard let row = committedRow else { return [:] }
+        var result: [String: Any] = [:]
+        let names = keys ?? layout.persistentSlots.map { layout.properties[$0].name }
+        for name in names {
+            guard let slot = layout.slotByName[name] else {
+                fatalError("committedValuesForKeys: \(name) is not a property of the entity \(entity.name ?? "?").")
+            }
+            let property = layout.properties[slot]
+            if property.isTransient { continue }
+            if let relationship = property as? NSRelationshipDescription {
+                // Relationships as objects (faults where not registered), as Apple's snapshot holds them.
+                guard let context = managedObjectContext else { continue }
+                if relationship.isToMany {
+                    let ids = row.values[slot] as? [NSManagedObjectID]
+                        ?? context.storeObjectIDs(forRelationship: relationship, of: objectID)
+                    let objects = ids.map { context.object(with: $0) }
+                    result[name] = relationship.isOrdered ? NSOrderedSet(array: objects) as Any : Set(objects) as Any
+                } else {
+                    result[name] = (row.values[slot] as? NSManagedObjectID).map { context.object(with: $0) as Any } ?? NSNull()
+                }
+            } else {
+                result[name] = row.values[slot] ?? NSNull()
+            }
+        }
+        return result
+    }
+
+    static func valuesEqual(_ a: Any?, _ b: Any?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (nil, _), (_, nil): return false
+        case let (x?, y?):
+            if let x = x as? AnyHashable, let y = y as? AnyHashable { return x == y }
+            if let x = x as? NSObject { return x.isEqual(y) }
+            return false
+        }
+    }
+
+    // MARK: Identity and description (never fire a fault)
+
+    public override func isEqual(_ object: Any?) -> Bool {
+        if let reference = object as? NSObject, !(reference is NSManagedObject), let other = reference as? StoreObjectReference {
+            return other.referencedObjectID == objectID
+        }
+        return (object as AnyObject?) === self
+    }
+
+    public override var hash: Int { ObjectIdentifier(self).hashValue }
+
+    open override var description: String {
+        let address = "0x" + String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
+        let data: String
+        if status.contains(.fault) {
+            data = "<fault>"
+        } else {
+            var lines: [String] = []
+            for (index, property) in layout.properties.enumerated() {
+                lines.append("    \(property.name) = \(Self.describe(slots[index], property));")
+            }
+            data = "{\n" + lines.joined(separator: "\n") + "\n}"
+        }
+        return "<\(Swift.type(of: self)): \(address)> (entity: \(entity.name ?? "?"); id: \(objectID); data: \(data))"
+    }
+
+    private static func describe(_ value: Any?, _ property: NSPropertyDescription) -> String {
+        guard let value else { return (property as? NSRelationshipDescription)?.isToMany == true ? "<relationship fault: '\(property.name)'>" : "nil" }
+        if let object = value as? NSManagedObject { return "\"\(object.objectID)\"" }
+        if let storage = value as? ToManyStorage { return "(" + storage.objects.map { "\"\($0.objectID)\"" }.joined(separator: ", ") + ")" }
+        if let string = value as? String { return "\"\(string)\"" }
+        return "\(value)"
+    }
+}
+
+/// Set while the context builds a fault through `init(entity:insertInto:)`.
+enum FaultCreation {
+    @TaskLocal static var isCreatingFault = false
+}
+
+/// The members of a to-many relationship, in order (insertion order for an unordered one).
+final class ToManyStorage {
+    private(set) var objects: [NSManagedObject]
+    private(set) var members: Set<ObjectIdentifier>
+    /// Whether the relationship was changed since it was loaded.
+    var modified = false
+
+    init(_ objects: [NSManagedObject] = []) {
+        var seen = Set<ObjectIdentifier>()
+        self.objects = objects.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        self.members = seen
+    }
+
+    func contains(_ object: NSManagedObject) -> Bool { members.contains(ObjectIdentifier(object)) }
+
+    func replace(with objects: [NSManagedObject]) {
+        var seen = Set<ObjectIdentifier>()
+        self.objects = objects.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        self.members = seen
+        modified = true
+    }
+}
+
+/// Models whose objects exist somewhere (coordinators register theirs), for `NSManagedObject.entity()`.
+enum ModelsInUse {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var models: [WeakModel] = []
+    struct WeakModel { weak var model: NSManagedObjectModel? }
+
+    static func add(_ model: NSManagedObjectModel) {
+        lock.lock()
+        defer { lock.unlock() }
+        models.removeAll { $0.model == nil || $0.model === model }
+        models.append(WeakModel(model: model))
+    }
+
+    static var all: [NSManagedObjectModel] {
+        lock.lock()
+        defer { lock.unlock() }
+        return models.compactMap(\.model).reversed()
+    }
+}

@@ -1,0 +1,321 @@
+import Foundation
+import OCDModel
+import OCDPredicate
+import OCDStore
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSExpression
+import class OCDPredicate.NSSortDescriptor
+
+extension NSManagedObjectID: NSFetchRequestResult {}
+
+extension NSManagedObjectContext {
+    /// Executes `request`. Results include the context's unsaved changes unless
+    /// `includesPendingChanges` is false: an unsaved insert that matches is returned, an updated object is
+    /// judged by its current values, a deleted one is left out. Dictionary results see only the stores. A
+    /// fetch never overwrites the values of an object already realized in the context.
+    public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        assertQueue()
+        let entity = resolveEntity(of: request)
+        switch request.resultType {
+        case .dictionaryResultType:
+            return try dictionaryResults(request, entity: entity).map { cast($0, to: T.self, entity: entity) }
+        case .countResultType:
+            return [cast(NSNumber(value: try count(for: request)), to: T.self, entity: entity)]
+        case .managedObjectIDResultType:
+            return try fetchObjectIDs(request, entity: entity).map { cast($0, to: T.self, entity: entity) }
+        default:
+            return try fetchObjects(request, entity: entity).map { cast($0, to: T.self, entity: entity) }
+        }
+    }
+
+    /// The number of objects `request` would return (pending changes included, as in `fetch(_:)`).
+    public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        assertQueue()
+        let entity = resolveEntity(of: request)
+        if request.resultType == .dictionaryResultType { return try dictionaryResults(request, entity: entity).count }
+        if !request.includesPendingChanges || !hasPendingChanges(for: entity, request.includesSubentities) {
+            return try persistentStoreCoordinator?.countRows(plan(for: request, entity: entity, pushLimits: true)) ?? 0
+        }
+        return try fetchObjectIDs(request, entity: entity).count
+    }
+
+    private func cast<T>(_ value: Any, to type: T.Type, entity: NSEntityDescription) -> T {
+        if let result = value as? T { return result }
+        fatalError("fetch(_:): a result of the entity \(entity.name ?? "?") is a \(Swift.type(of: value)), not the request's result type \(T.self). Set the entity's managedObjectClassName to the class (or register it with NSManagedObjectModel.registerManagedObjectClass(_:forName:)), or fetch NSManagedObject.")
+    }
+
+    private func resolveEntity<T>(of request: NSFetchRequest<T>) -> NSEntityDescription {
+        guard let coordinator = persistentStoreCoordinator else {
+            fatalError("fetch(_:): the context has no persistent store coordinator.")
+        }
+        if let entity = request.entity {
+            guard let own = coordinator.managedObjectModel.entitiesByName[entity.name ?? ""] else {
+                fatalError("fetch(_:): the entity \(entity.name ?? "?") is not in this context's model.")
+            }
+            return own
+        }
+        guard let name = request.entityName else {
+            fatalError("executeFetchRequest:error: A fetch request must have an entity.")
+        }
+        guard let entity = coordinator.managedObjectModel.entitiesByName[name] else {
+            fatalError("executeFetchRequest:error: could not locate an entity named '\(name)' in this model.")
+        }
+        return entity
+    }
+
+    private func plan<T>(for request: NSFetchRequest<T>, entity: NSEntityDescription, pushLimits: Bool) -> StoreFetchPlan {
+        StoreFetchPlan(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate,
+                       sortDescriptors: pushLimits ? request.sortDescriptors ?? [] : [],
+                       fetchLimit: pushLimits ? request.fetchLimit : 0, fetchOffset: pushLimits ? request.fetchOffset : 0)
+    }
+
+    private func matchesEntity(_ object: NSManagedObject, _ entity: NSEntityDescription, _ includesSubentities: Bool) -> Bool {
+        includesSubentities ? object.entity.isKindOf(entity: entity) : object.entity === entity
+    }
+
+    private func hasPendingChanges(for entity: NSEntityDescription, _ includesSubentities: Bool) -> Bool {
+        for set in [inserted, updated, deleted] {
+            if set.values.contains(where: { matchesEntity($0, entity, includesSubentities) }) { return true }
+        }
+        return false
+    }
+
+    private func fetchObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSManagedObject] {
+        guard let coordinator = persistentStoreCoordinator else { return [] }
+        if request.includesPendingChanges { processPendingChanges() }
+        let pending = request.includesPendingChanges && hasPendingChanges(for: entity, request.includesSubentities)
+        let rows = try coordinator.executeFetch(plan(for: request, entity: entity, pushLimits: !pending))
+        var objects = rows.map { materialize($0, request) }
+        if pending {
+            let predicate = request.predicate
+            func matches(_ object: NSManagedObject) throws -> Bool {
+                try predicate?.evaluateThrowing(with: object) ?? true
+            }
+            var seen = Set<ObjectIdentifier>()
+            var merged: [NSManagedObject] = []
+            for object in objects where !object.isDeleted {
+                if object.isUpdated, try !matches(object) { continue }
+                if seen.insert(ObjectIdentifier(object)).inserted { merged.append(object) }
+            }
+            for object in Array(updated.values) + Array(inserted.values)
+            where matchesEntity(object, entity, request.includesSubentities) && !object.isDeleted && !seen.contains(ObjectIdentifier(object)) {
+                if try matches(object) {
+                    seen.insert(ObjectIdentifier(object))
+                    merged.append(object)
+                }
+            }
+            if let sorts = request.sortDescriptors, !sorts.isEmpty {
+                merged = try merged.sortedThrowing(using: sorts)
+            }
+            if request.fetchOffset > 0 { merged = Array(merged.dropFirst(request.fetchOffset)) }
+            if request.fetchLimit > 0 { merged = Array(merged.prefix(request.fetchLimit)) }
+            objects = merged
+        } else if request.includesPendingChanges {
+            objects.removeAll { $0.isDeleted }
+        }
+        if !request.returnsObjectsAsFaults { for object in objects { object.fireFault() } }
+        if let paths = request.relationshipKeyPathsForPrefetching { prefetch(paths, of: objects) }
+        return objects
+    }
+
+    private func fetchObjectIDs<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSManagedObjectID] {
+        guard let coordinator = persistentStoreCoordinator else { return [] }
+        if request.includesPendingChanges && hasPendingChanges(for: entity, request.includesSubentities) {
+            return try fetchObjects(request, entity: entity).map(\.objectID)
+        }
+        return try coordinator.executeFetch(plan(for: request, entity: entity, pushLimits: true)).map(\.objectID)
+    }
+
+    /// The registered object for a fetched row, or a new fault holding the row (so that firing it needs no
+    /// store trip). A realized object keeps its values.
+    private func materialize<T>(_ row: StoreRow, _ request: NSFetchRequest<T>) -> NSManagedObject {
+        if let object = registry[row.objectID] {
+            if object.isFault && object.cachedRow == nil && request.includesPropertyValues { object.cachedRow = row }
+            return object
+        }
+        let object = NSManagedObject.makeFault(for: row.objectID, row: request.includesPropertyValues ? row : nil, in: self)
+        registry[row.objectID] = object
+        return object
+    }
+
+    /// Loads the relationships on `paths` (dotted), so that walking them later needs no fault.
+    private func prefetch(_ paths: [String], of objects: [NSManagedObject]) {
+        for path in paths {
+            var level = objects
+            for key in path.split(separator: ".").map(String.init) {
+                var next: [NSManagedObject] = []
+                for object in level {
+                    object.fireFault()
+                    guard let slot = object.layout.slotByName[key],
+                          let relationship = object.layout.properties[slot] as? NSRelationshipDescription else { continue }
+                    if relationship.isToMany {
+                        next.append(contentsOf: object.toMany(slot).objects)
+                    } else if let destination = object.slots[slot] as? NSManagedObject {
+                        next.append(destination)
+                    }
+                }
+                for object in next { object.fireFault() }
+                level = next
+            }
+        }
+    }
+
+    // MARK: Dictionary results
+
+    /// Dictionary results, from the stores' rows only: `propertiesToFetch` (attributes, relationships as
+    /// object IDs, expression descriptions), grouping with aggregate expressions, `havingPredicate`,
+    /// distinct results, sorting, offset and limit.
+    private func dictionaryResults<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSDictionary] {
+        guard let coordinator = persistentStoreCoordinator else { return [] }
+        let grouping = request.propertiesToGroupBy ?? []
+        let columns = try (request.propertiesToFetch ?? EntityLayout.of(entity).attributes.map { $0.attribute as Any }).map(DictionaryColumn.init)
+        let groupColumns = try grouping.map(DictionaryColumn.init)
+        let hasAggregate = columns.contains { $0.isAggregate }
+        let pushDown = grouping.isEmpty && !hasAggregate && !request.returnsDistinctResults
+        let rows = try coordinator.executeFetch(plan(for: request, entity: entity, pushLimits: pushDown))
+        let readers = rows.map { RowReader(row: $0, context: self) }
+
+        var results: [[String: Any]] = []
+        if !grouping.isEmpty || hasAggregate {
+            var groups: [[AnyHashable]: [RowReader]] = [:]
+            var order: [[AnyHashable]] = []
+            for reader in readers {
+                let key = try groupColumns.map { try AnyHashable(DictionaryValue.hashable($0.value(for: reader))) }
+                if groups[key] == nil { order.append(key) }
+                groups[key, default: []].append(reader)
+            }
+            if grouping.isEmpty && order.isEmpty { order = [[]]; groups[[]] = [] }
+            for key in order {
+                let members = groups[key]!
+                var result: [String: Any] = [:]
+                for column in columns {
+                    let value = column.isAggregate ? try column.aggregate(over: members) : try members.first.flatMap { try column.value(for: $0) }
+                    if let value, !(value is NSNull) { result[column.name] = value }
+                }
+                if let having = request.havingPredicate, try !having.evaluateThrowing(with: result) { continue }
+                results.append(result)
+            }
+        } else {
+            for reader in readers {
+                var result: [String: Any] = [:]
+                for column in columns {
+                    if let value = try column.value(for: reader), !(value is NSNull) { result[column.name] = value }
+                }
+                results.append(result)
+            }
+        }
+        var dictionaries = results.map { NSDictionary(dictionary: $0) }
+        if request.returnsDistinctResults {
+            var unique: [NSDictionary] = []
+            for dictionary in dictionaries where !unique.contains(where: { $0.isEqual(dictionary) }) { unique.append(dictionary) }
+            dictionaries = unique
+        }
+        if !pushDown {
+            if let sorts = request.sortDescriptors, !sorts.isEmpty {
+                dictionaries = try dictionaries.sortedThrowing(using: sorts)
+            }
+            if request.fetchOffset > 0 { dictionaries = Array(dictionaries.dropFirst(request.fetchOffset)) }
+            if request.fetchLimit > 0 { dictionaries = Array(dictionaries.prefix(request.fetchLimit)) }
+        }
+        return dictionaries
+    }
+}
+
+/// One column of a dictionary result.
+struct DictionaryColumn {
+    let name: String
+    let expression: NSExpression
+    let isAggregate: Bool
+
+    static let aggregateFunctions: Set<String> = ["sum:", "count:", "min:", "max:", "average:", "median:", "mode:", "stddev:"]
+
+    init(_ property: Any) throws {
+        switch property {
+        case let name as String:
+            self.name = name
+            expression = NSExpression(forKeyPath: name)
+            isAggregate = false
+        case let description as NSExpressionDescription:
+            guard let expression = description.expression else {
+                throw coreDataError(NSCoreDataError, [NSLocalizedDescriptionKey: "The expression description \(description.name) has no expression."])
+            }
+            name = description.name
+            self.expression = expression
+            isAggregate = expression.expressionType == .function && Self.aggregateFunctions.contains(expression.function)
+        case let description as NSPropertyDescription:
+            name = description.name
+            expression = NSExpression(forKeyPath: description.name)
+            isAggregate = false
+        default:
+            throw coreDataError(NSCoreDataError, [NSLocalizedDescriptionKey: "propertiesToFetch holds \(property), which is not a property name or description."])
+        }
+    }
+
+    func value(for reader: RowReader) throws -> Any? {
+        try expression.expressionValueThrowing(with: reader).map(RowReader.publicValue)
+    }
+
+    func aggregate(over members: [RowReader]) throws -> Any? {
+        let argument = expression.arguments?.first ?? NSExpression(forConstantValue: nil)
+        let values: [Any] = try members.map { try argument.expressionValueThrowing(with: $0).map(RowReader.publicValue) ?? NSNull() }
+        if expression.function == "count:" { return NSNumber(value: values.filter { !($0 is NSNull) }.count) }
+        return try NSExpression(forFunction: expression.function, arguments: [NSExpression(forConstantValue: values.filter { !($0 is NSNull) })])
+            .expressionValueThrowing(with: nil)
+    }
+}
+
+enum DictionaryValue {
+    static func hashable(_ value: Any?) -> AnyHashable {
+        guard let value else { return AnyHashable(NSNull()) }
+        return value as? AnyHashable ?? AnyHashable(ObjectIdentifier(value as AnyObject))
+    }
+}
+
+/// A stored row as key-value coding sees it, for dictionary results: attributes by key, relationships as
+/// the rows they point to (their object ID in the result).
+final class RowReader: NSObject, PredicateKeyValueCoding, StoreObjectReference {
+    let row: StoreRow
+    unowned let context: NSManagedObjectContext
+
+    init(row: StoreRow, context: NSManagedObjectContext) {
+        self.row = row
+        self.context = context
+    }
+
+    var referencedObjectID: NSManagedObjectID { row.objectID }
+
+    static func publicValue(_ value: Any) -> Any {
+        if let reader = value as? RowReader { return reader.row.objectID }
+        return value
+    }
+
+    func predicateValue(forKey key: String) throws -> Any? {
+        guard let slot = row.layout.slotByName[key] else {
+            if key == "objectID" || key == "self" { return row.objectID }
+            throw PredicateEvaluationError.unknownKey(key, in: self)
+        }
+        guard let relationship = row.layout.properties[slot] as? NSRelationshipDescription else { return row.values[slot] }
+        if relationship.isToMany {
+            let ids = row.values[slot] as? [NSManagedObjectID] ?? context.storeObjectIDs(forRelationship: relationship, of: row.objectID)
+            return Set(ids.compactMap { context.storeRow(for: $0).map { AnyHashable(RowReader(row: $0, context: context)) } })
+        }
+        guard let id = row.values[slot] as? NSManagedObjectID, let destination = context.storeRow(for: id) else { return nil }
+        return RowReader(row: destination, context: context)
+    }
+
+    override func isEqual(_ object: Any?) -> Bool {
+        (object as? StoreObjectReference)?.referencedObjectID == row.objectID
+    }
+
+    override var hash: Int { row.objectID.hash }
+}
+
+extension NSFetchRequest {
+    /// Executes the request in the context whose `perform` block is running.
+    public func execute() throws -> [ResultType] {
+        guard let context = NSManagedObjectContext.current else {
+            fatalError("NSFetchRequest.execute(): no context is performing on this thread. Call execute() inside a context's perform(_:) or performAndWait(_:) block.")
+        }
+        return try context.fetch(self)
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import OCDModel
+import OCDStore
+
+extension NSManagedObjectContext {
+    /// Saves the context's changes to its stores: processes pending changes, posts
+    /// `NSManagedObjectContextWillSave`, validates each deleted, inserted and updated object and calls its
+    /// `willSave()` (again for objects that validation or `willSave()` changed), writes all changes at
+    /// once, calls `didSave()` and posts
+    /// `NSManagedObjectContextDidSave` and `NSManagedObjectContextDidSaveObjectIDs`. A failed save changes
+    /// nothing in the store and leaves the context's changes in place.
+    public func save() throws {
+        assertQueue()
+        processPendingChanges()
+        guard hasChanges else { return }
+        guard let coordinator = persistentStoreCoordinator else {
+            fatalError("save(): the context has no persistent store coordinator.")
+        }
+        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+
+        try validateAndCallWillSave()
+
+        let insertedNow = Array(inserted.values)
+        let updatedNow = Array(updated.values)
+        let deletedNow = Array(deleted.values)
+        try obtainPermanentIDs(for: insertedNow)
+
+        var requests: [ObjectIdentifier: (store: NSPersistentStore, request: StoreSaveRequest)] = [:]
+        func add(_ store: NSPersistentStore?, _ change: (inout StoreSaveRequest) -> Void) throws {
+            guard let store else {
+                throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "An object has no persistent store."])
+            }
+            var entry = requests[ObjectIdentifier(store)] ?? (store, StoreSaveRequest())
+            change(&entry.request)
+            requests[ObjectIdentifier(store)] = entry
+        }
+        for object in insertedNow {
+            let row = storeRow(of: object, version: 0)
+            try add(object.objectID.persistentStore) { $0.inserted.append(row) }
+        }
+        for object in updatedNow where object.committedRow != nil && !object.changedValues().isEmpty {
+            let row = storeRow(of: object, version: object.committedRow!.version)
+            try add(object.objectID.persistentStore) { $0.updated.append((row, object.committedRow!.version)) }
+        }
+        for object in deletedNow where !object.objectID.isTemporaryID && !object.status.contains(.inaccessible) {
+            let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
+            try add(object.objectID.persistentStore) { $0.deleted.append((object.objectID, version)) }
+        }
+
+        let result: [NSManagedObjectID: StoreRow]
+        do {
+            result = try coordinator.save(requests.values.map { ($0.store, $0.request) })
+        } catch let StoreError.conflicts(conflicts) {
+            throw mergeError(conflicts)
+        } catch let error as StoreError {
+            throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "\(error)", NSUnderlyingErrorKey: error])
+        }
+
+        // The store has the changes: the context's state follows.
+        for object in insertedNow + updatedNow {
+            if let row = result[object.objectID] { object.committedRow = row }
+            object.status.subtract([.inserted, .updated])
+            for (slot, _) in object.layout.relationships { (object.slots[slot] as? ToManyStorage)?.modified = false }
+        }
+        inserted = [:]
+        updated = [:]
+        deleted = [:]
+        for object in insertedNow + updatedNow + deletedNow { object.didSave() }
+        // Apple's state after the save: a deleted object is a fault outside any context, no longer deleted.
+        for object in deletedNow {
+            registry[object.objectID] = nil
+            object.turnIntoFault()
+            object.status.subtract([.deleted, .inserted, .updated, .inaccessible])
+            object.managedObjectContext = nil
+        }
+        // didSave may change objects; those changes are the next save's.
+        let savedInserted = Set(insertedNow), savedUpdated = Set(updatedNow), savedDeleted = Set(deletedNow)
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
+            NSInsertedObjectsKey: savedInserted,
+            NSUpdatedObjectsKey: savedUpdated,
+            NSDeletedObjectsKey: savedDeleted,
+        ])
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidSaveObjectIDs, object: self, userInfo: [
+            NSInsertedObjectIDsKey: Set(insertedNow.map(\.objectID)),
+            NSUpdatedObjectIDsKey: Set(updatedNow.map(\.objectID)),
+            NSDeletedObjectIDsKey: Set(deletedNow.map(\.objectID)),
+        ])
+    }
+
+    /// Apple's order: per set (deleted, inserted, updated), validate, then `willSave()` if the set is
+    /// valid; repeated for the objects those calls changed, until nothing changes.
+    private func validateAndCallWillSave() throws {
+        var round: [ObjectIdentifier: NSManagedObject]? = nil
+        for _ in 0..<1000 {
+            processPendingChanges()
+            func pick(_ set: [ObjectIdentifier: NSManagedObject]) -> [NSManagedObject] {
+                guard let round else { return Array(set.values) }
+                return set.filter { round[$0.key] != nil }.map(\.value)
+            }
+            let deletedNow = pick(deleted).filter { !$0.status.contains(.inaccessible) }
+            let insertedNow = pick(inserted)
+            let updatedNow = pick(updated)
+            if deletedNow.isEmpty && insertedNow.isEmpty && updatedNow.isEmpty { return }
+            changedDuringWillSave = [:]
+            defer { changedDuringWillSave = nil }
+            var errors: [NSError] = []
+            for (objects, validate) in [(deletedNow, { (o: NSManagedObject) in try o.validateForDelete() }),
+                                        (insertedNow, { (o: NSManagedObject) in try o.validateForInsert() }),
+                                        (updatedNow, { (o: NSManagedObject) in try o.validateForUpdate() })] {
+                let before = errors.count
+                for object in objects {
+                    do { try validate(object) } catch let error as NSError { errors.append(error) }
+                }
+                if errors.count == before { for object in objects { object.willSave() } }
+            }
+            if let error = NSManagedObject.combine(errors) { throw error }
+            processPendingChanges()
+            let changed = changedDuringWillSave ?? [:]
+            // Objects inserted or deleted by willSave() are validated and get willSave() too.
+            var next = changed
+            let handled = Set((deletedNow + insertedNow + updatedNow).map(ObjectIdentifier.init))
+            for (key, object) in inserted.merging(deleted, uniquingKeysWith: { a, _ in a }) where !handled.contains(key) { next[key] = object }
+            if next.isEmpty { return }
+            round = next
+        }
+        throw coreDataError(NSCoreDataError, [NSLocalizedDescriptionKey: "Failed to process pending changes before save. The context is still dirty after 1000 attempts. Typically this recursive dirtying is caused by a bad validation method, -willSave, or notification handler."])
+    }
+
+    /// The row a store keeps for `object`: persistent values by slot, relationships as object IDs.
+    func storeRow(of object: NSManagedObject, version: Int64) -> StoreRow {
+        let layout = object.layout
+        var values = [Any?](repeating: nil, count: layout.properties.count)
+        let primitives = object.keyTable.primitiveAccessors
+        for slot in layout.persistentSlots {
+            let property = layout.properties[slot]
+            if let relationship = property as? NSRelationshipDescription {
+                if relationship.isToMany {
+                    values[slot] = object.toMany(slot).objects.map(\.objectID)
+                } else {
+                    values[slot] = (object.slots[slot] as? NSManagedObject)?.objectID
+                }
+            } else if let accessor = primitives[property.name] {
+                values[slot] = AttributeValues.normalize(accessor.get(object), for: property as! NSAttributeDescription, of: object)
+            } else {
+                values[slot] = object.slots[slot]
+            }
+        }
+        return StoreRow(objectID: object.objectID, version: version, values: values)
+    }
+
+    /// Core Data's optimistic-locking failure: `NSManagedObjectMergeError` with one `NSMergeConflict` per
+    /// object under `NSPersistentStoreSaveConflictsErrorKey`.
+    private func mergeError(_ conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)]) -> NSError {
+        let list = conflicts.map { conflict in
+            NSMergeConflict(source: registry[conflict.objectID] ?? object(with: conflict.objectID),
+                            newVersion: Int(conflict.stored?.version ?? 0), oldVersion: Int(conflict.expectedVersion),
+                            persistedSnapshot: conflict.stored.map(NSMergeConflict.snapshot(of:)))
+        }
+        return coreDataError(NSManagedObjectMergeError, [
+            NSPersistentStoreSaveConflictsErrorKey: list,
+            NSLocalizedDescriptionKey: "Could not merge changes.",
+        ])
+    }
+}
+
+/// A save conflict: an object whose row changed in the store since the context read it.
+public final class NSMergeConflict: NSObject, @unchecked Sendable {
+    /// The object that could not be saved.
+    public let sourceObject: NSManagedObject
+    /// The version in the store now (0 if the row was deleted).
+    public let newVersionNumber: Int
+    /// The version the context read.
+    public let oldVersionNumber: Int
+    /// The store's values now (nil if the row was deleted).
+    public let persistedSnapshot: [String: Any]?
+    /// The values the context read.
+    public let cachedSnapshot: [String: Any]?
+    /// The object's current values.
+    public let objectSnapshot: [String: Any]?
+
+    init(source: NSManagedObject, newVersion: Int, oldVersion: Int, persistedSnapshot: [String: Any]?) {
+        self.sourceObject = source
+        self.newVersionNumber = newVersion
+        self.oldVersionNumber = oldVersion
+        self.persistedSnapshot = persistedSnapshot
+        self.cachedSnapshot = source.committedRow.map(Self.snapshot(of:))
+        self.objectSnapshot = source.isFault ? nil : source.dictionaryWithValues(forKeys: source.layout.persistentSlots.map { source.layout.properties[$0].name })
+    }
+
+    static func snapshot(of row: StoreRow) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for slot in row.layout.persistentSlots {
+            result[row.layout.properties[slot].name] = row.values[slot] ?? NSNull()
+        }
+        return result
+    }
+}

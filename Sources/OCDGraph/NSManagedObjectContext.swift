@@ -1,0 +1,509 @@
+import Foundation
+import OCDModel
+import OCDStore
+
+/// A scratch pad of managed objects: it registers them (one object per ID), tracks their changes, and
+/// saves them through its coordinator.
+///
+/// A context's state belongs to its queue (decision D7): use it inside `perform`/`performAndWait` (a
+/// main-queue context also from the main thread). With the environment variable
+/// `OCD_CONCURRENCY_DEBUG=1` (or Apple's launch argument `-com.apple.CoreData.ConcurrencyDebug 1`), every
+/// use from another queue stops with a message, as Apple's concurrency debugging does.
+open class NSManagedObjectContext: NSObject, @unchecked Sendable {
+    /// How the context is confined.
+    public enum ConcurrencyType: UInt, Sendable {
+        /// Deprecated on Apple platforms; here it behaves as a private queue.
+        case confinementConcurrencyType = 0
+        /// The context owns a private serial queue.
+        case privateQueueConcurrencyType = 1
+        /// The context belongs to the main queue.
+        case mainQueueConcurrencyType = 2
+    }
+
+    /// How `perform(schedule:_:)` runs its block.
+    public enum ScheduledTaskType: Sendable {
+        /// Run at once when already on the context's queue, otherwise enqueue.
+        case immediate
+        /// Always enqueue after the blocks already scheduled.
+        case enqueued
+    }
+
+    public let concurrencyType: ConcurrencyType
+    /// The coordinator the context saves through and fetches from.
+    public var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
+        didSet { if let model = persistentStoreCoordinator?.managedObjectModel { ModelsInUse.add(model) } }
+    }
+    /// A name for debugging.
+    public var name: String?
+    /// The application's own values.
+    public var userInfo = NSMutableDictionary()
+    /// The undo manager; nil by default, as in current Core Data. (Undo registration is a later issue.)
+    public var undoManager: UndoManager?
+    /// Whether a fault whose row is gone becomes a deleted object with nil values (true) or stops.
+    public var shouldDeleteInaccessibleFaults = true
+    /// How old cached data may be; negative means no limit (the in-memory store has no cache to age).
+    public var stalenessInterval: TimeInterval = -1
+
+    let queue: DispatchQueue
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    var registry: [NSManagedObjectID: NSManagedObject] = [:]
+    var inserted: [ObjectIdentifier: NSManagedObject] = [:]
+    var updated: [ObjectIdentifier: NSManagedObject] = [:]
+    var deleted: [ObjectIdentifier: NSManagedObject] = [:]
+    // Since the last processPendingChanges, for delete propagation and ObjectsDidChange.
+    var unprocessedInserted: [ObjectIdentifier: NSManagedObject] = [:]
+    var unprocessedUpdated: [ObjectIdentifier: NSManagedObject] = [:]
+    var unprocessedDeleted: [ObjectIdentifier: NSManagedObject] = [:]
+    var unprocessedRefreshed: [ObjectIdentifier: NSManagedObject] = [:]
+    var pendingDeletePropagation: [NSManagedObject] = []
+    var objectsWithEventValues: [ObjectIdentifier: NSManagedObject] = [:]
+    var isProcessingPendingChanges = false
+    /// Objects changed while `willSave()` runs, which get `willSave()` again.
+    var changedDuringWillSave: [ObjectIdentifier: NSManagedObject]?
+
+    /// A context of the given concurrency type, without a coordinator.
+    public init(concurrencyType: ConcurrencyType) {
+        self.concurrencyType = concurrencyType
+        if concurrencyType == .mainQueueConcurrencyType {
+            queue = .main
+        } else {
+            queue = DispatchQueue(label: "OpenCoreData.NSManagedObjectContext")
+        }
+        super.init()
+        if concurrencyType != .mainQueueConcurrencyType {
+            queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+        }
+    }
+
+    // MARK: Concurrency
+
+    /// Whether concurrency debugging is on (`OCD_CONCURRENCY_DEBUG=1`, or Apple's
+    /// `-com.apple.CoreData.ConcurrencyDebug 1` launch argument).
+    nonisolated(unsafe) public static var concurrencyDebugEnabled: Bool = {
+        if ProcessInfo.processInfo.environment["OCD_CONCURRENCY_DEBUG"] == "1" { return true }
+        let arguments = ProcessInfo.processInfo.arguments
+        if let index = arguments.firstIndex(of: "-com.apple.CoreData.ConcurrencyDebug"), index + 1 < arguments.count {
+            return arguments[index + 1] != "0"
+        }
+        return false
+    }()
+
+    /// Whether the current thread may use this context now.
+    var isOnQueue: Bool {
+        if PerformStack.current.contains(self) { return true }
+        if concurrencyType == .mainQueueConcurrencyType { return Thread.isMainThread }
+        return DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self)
+    }
+
+    /// The context whose `perform`/`performAndWait` block is running on this thread (the innermost).
+    static var current: NSManagedObjectContext? { PerformStack.current.contexts.last }
+
+    /// Stops when concurrency debugging is on and the caller is off the context's queue.
+    func assertQueue(_ function: String = #function) {
+        guard Self.concurrencyDebugEnabled, !isOnQueue else { return }
+        fatalError("CoreData concurrency violation: \(function) called on \(name ?? "a context") (\(concurrencyType)) from outside its queue. Use perform(_:) or performAndWait(_:).")
+    }
+
+    private func runOnQueue<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        let stack = PerformStack.current
+        let wasPerforming = stack.contains(self)
+        stack.contexts.append(self)
+        defer {
+            if !wasPerforming { processPendingChanges() }
+            stack.contexts.removeLast()
+        }
+        return try body()
+    }
+
+    /// Runs `block` on the context's queue, asynchronously. Pending changes are processed at its end.
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        queue.async { self.runOnQueue(block) }
+    }
+
+    /// Runs `block` on the context's queue and waits; reentrant (runs at once when already there).
+    public func performAndWait<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
+        if isOnQueue { return try runOnQueue(block) }
+        let result: Result<T, E> = withoutActuallyEscaping(block) { escapable in
+            nonisolated(unsafe) let escapable = escapable
+            return queue.sync { Result { () throws(E) -> T in try self.runOnQueue(escapable) } }
+        }
+        return try result.get()
+    }
+
+    /// Runs `block` on the context's queue and returns its result to the caller's isolation.
+    public func perform<T, E: Error>(schedule: ScheduledTaskType = .immediate, _ block: @escaping () throws(E) -> T) async throws(E) -> sending T {
+        nonisolated(unsafe) let block = block
+        if schedule == .immediate && isOnQueue {
+            let box = UnsafeResultBox(result: Result<T, E> { () throws(E) -> T in try runOnQueue(block) })
+            return try box.take()
+        }
+        let box: UnsafeResultBox<T, E> = await withCheckedContinuation { continuation in
+            queue.async {
+                let result = Result<T, E> { () throws(E) -> T in try self.runOnQueue(block) }
+                continuation.resume(returning: UnsafeResultBox(result: result))
+            }
+        }
+        return try box.take()
+    }
+
+    // MARK: Registered objects
+
+    /// Every object registered in the context.
+    public var registeredObjects: Set<NSManagedObject> { Set(registry.values) }
+    /// Objects inserted since the last save.
+    public var insertedObjects: Set<NSManagedObject> { Set(inserted.values) }
+    /// Objects with unsaved changes (not inserted or deleted ones).
+    public var updatedObjects: Set<NSManagedObject> { Set(updated.values) }
+    /// Objects that the next save deletes.
+    public var deletedObjects: Set<NSManagedObject> { Set(deleted.values) }
+    /// Whether the context has unsaved changes.
+    public var hasChanges: Bool { !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty }
+
+    /// The object registered for `objectID`, or nil. Never fetches.
+    public func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
+        assertQueue()
+        return registry[objectID]
+    }
+
+    /// The object for `objectID`: the registered one, or a new fault (without I/O). Stops when the ID's
+    /// store is not one of the coordinator's, as Apple raises.
+    public func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+        assertQueue()
+        if let object = registry[objectID] { return object }
+        if objectID.isTemporaryID {
+            fatalError("object(with:): \(objectID) is a temporary ID of an object that is not in this context.")
+        }
+        guard let store = objectID.persistentStore, persistentStoreCoordinator?.persistentStores.contains(where: { $0 === store }) == true else {
+            fatalError("Object's persistent store is not reachable from this NSManagedObjectContext's coordinator (\(objectID)).")
+        }
+        let object = NSManagedObject.makeFault(for: objectID, row: nil, in: self)
+        registry[objectID] = object
+        return object
+    }
+
+    /// The object for `objectID`, realized; throws `NSManagedObjectReferentialIntegrityError` when the
+    /// store has no such object.
+    public func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+        assertQueue()
+        if let object = registry[objectID], !object.isFault, !object.isDeleted || object.isInserted { return object }
+        if let object = registry[objectID], object.isDeleted { return object }
+        guard !objectID.isTemporaryID, let row = storeRow(for: objectID) else {
+            throw coreDataError(NSManagedObjectReferentialIntegrityError, [
+                NSAffectedObjectsErrorKey: [objectID],
+                NSLocalizedDescriptionKey: "The object \(objectID) does not exist in the store.",
+            ])
+        }
+        let object = registry[objectID] ?? NSManagedObject.makeFault(for: objectID, row: row, in: self)
+        registry[objectID] = object
+        if object.cachedRow == nil { object.cachedRow = row }
+        object.fireFault()
+        return object
+    }
+
+    // MARK: Inserting and deleting
+
+    /// Registers `object` as inserted; it is saved at the next save. Calls `awakeFromInsert()` the first
+    /// time. Inserting a deleted object undeletes it.
+    public func insert(_ object: NSManagedObject) {
+        assertQueue()
+        if let owner = object.managedObjectContext, owner !== self {
+            fatalError("An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext (\(object.objectID)).")
+        }
+        if let coordinator = persistentStoreCoordinator,
+           coordinator.managedObjectModel.entitiesByName[object.entity.name ?? ""] !== object.entity {
+            fatalError("insert(_:): the entity \(object.entity.name ?? "?") is not an entity of this context's model.")
+        }
+        let key = ObjectIdentifier(object)
+        if object.status.contains(.deleted) {
+            object.status.remove(.deleted)
+            deleted[key] = nil
+            unprocessedDeleted[key] = nil
+            pendingDeletePropagation.removeAll { $0 === object }
+            if !object.objectID.isTemporaryID {
+                // An object from the store that was deleted and is inserted again is simply not deleted.
+                return
+            }
+        }
+        if object.status.contains(.inserted) { return }
+        object.managedObjectContext = self
+        registry[object.objectID] = object
+        object.status.insert(.inserted)
+        inserted[key] = object
+        unprocessedInserted[key] = object
+        if !object.status.contains(.awakenedFromInsert) {
+            object.status.insert(.awakenedFromInsert)
+            object.awakeFromInsert()
+        }
+    }
+
+    /// Marks `object` to be deleted at the next save. Delete rules run at `processPendingChanges()`.
+    public func delete(_ object: NSManagedObject) {
+        assertQueue()
+        // An object outside any context (deleted and saved, or never inserted): nothing to do, as on Apple.
+        guard let owner = object.managedObjectContext else { return }
+        guard owner === self else {
+            fatalError("An NSManagedObjectContext cannot delete objects in other contexts.")
+        }
+        if object.status.contains(.deleted) {
+            object.prepareForDeletion()
+            return
+        }
+        object.fireFault()
+        if object.status.contains(.deleted) { return }
+        let key = ObjectIdentifier(object)
+        object.status.insert(.deleted)
+        object.status.remove(.updated)
+        updated[key] = nil
+        unprocessedUpdated[key] = nil
+        deleted[key] = object
+        unprocessedDeleted[key] = object
+        pendingDeletePropagation.append(object)
+        object.prepareForDeletion()
+    }
+
+    /// A fault whose row is gone: a deleted object with nil values, skipped by validation and by the
+    /// store at the next save (`shouldDeleteInaccessibleFaults`).
+    func markInaccessible(_ object: NSManagedObject) {
+        let key = ObjectIdentifier(object)
+        object.status.insert([.deleted, .inaccessible])
+        deleted[key] = object
+    }
+
+    /// Called by `didChangeValue(forKey:)` of a registered object.
+    func objectDidChange(_ object: NSManagedObject, property: NSPropertyDescription) {
+        guard !object.status.contains(.deleted) else { return }
+        let key = ObjectIdentifier(object)
+        objectsWithEventValues[key] = object
+        changedDuringWillSave?[key] = object
+        if object.status.contains(.inserted) { return }
+        if !object.status.contains(.updated) {
+            object.status.insert(.updated)
+            updated[key] = object
+        }
+        unprocessedUpdated[key] = object
+    }
+
+    // MARK: Processing pending changes
+
+    /// Runs delete rules for objects deleted since the last call, drops objects inserted and deleted
+    /// before any save, and posts `NSManagedObjectContextObjectsDidChange`.
+    public func processPendingChanges() {
+        assertQueue()
+        guard !isProcessingPendingChanges else { return }
+        isProcessingPendingChanges = true
+        defer { isProcessingPendingChanges = false }
+        while !pendingDeletePropagation.isEmpty {
+            let object = pendingDeletePropagation.removeFirst()
+            propagateDelete(of: object)
+        }
+        // Inserted, then deleted before a save: the object never existed.
+        for (key, object) in inserted where object.status.contains(.deleted) {
+            inserted[key] = nil
+            deleted[key] = nil
+            unprocessedInserted[key] = nil
+            unprocessedUpdated[key] = nil
+            registry[object.objectID] = nil
+            object.turnIntoFault()
+            object.status.subtract([.inserted, .deleted])
+            object.managedObjectContext = nil
+        }
+        postObjectsDidChange()
+    }
+
+    private func postObjectsDidChange(invalidatedAll: Bool = false) {
+        var userInfo: [AnyHashable: Any] = [:]
+        if !unprocessedInserted.isEmpty { userInfo[NSInsertedObjectsKey] = Set(unprocessedInserted.values) }
+        if !unprocessedUpdated.isEmpty { userInfo[NSUpdatedObjectsKey] = Set(unprocessedUpdated.values) }
+        if !unprocessedDeleted.isEmpty { userInfo[NSDeletedObjectsKey] = Set(unprocessedDeleted.values) }
+        if !unprocessedRefreshed.isEmpty { userInfo[NSRefreshedObjectsKey] = Set(unprocessedRefreshed.values) }
+        if invalidatedAll { userInfo[NSInvalidatedAllObjectsKey] = Array(registry.keys) }
+        unprocessedInserted = [:]
+        unprocessedUpdated = [:]
+        unprocessedDeleted = [:]
+        unprocessedRefreshed = [:]
+        for object in objectsWithEventValues.values { object.eventOldValues = [:] }
+        objectsWithEventValues = [:]
+        if !userInfo.isEmpty {
+            NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: userInfo)
+        }
+    }
+
+    /// Each relationship's delete rule (`prepareForDeletion()` ran in `delete(_:)`).
+    private func propagateDelete(of object: NSManagedObject) {
+        for (slot, relationship) in object.layout.relationships {
+            let destinations: [NSManagedObject]
+            if relationship.isToMany {
+                destinations = object.toMany(slot).objects
+            } else {
+                destinations = (object.slots[slot] as? NSManagedObject).map { [$0] } ?? []
+            }
+            guard !destinations.isEmpty else { continue }
+            switch relationship.deleteRule {
+            case .nullifyDeleteRule:
+                // Breaking the link through the relationship updates the inverse side too.
+                if relationship.isToMany {
+                    object.managedRemove(destinations, forKey: relationship.name)
+                } else {
+                    object.setValue(nil, forKey: relationship.name)
+                }
+            case .cascadeDeleteRule:
+                for destination in destinations where !destination.isDeleted { delete(destination) }
+            case .denyDeleteRule, .noActionDeleteRule:
+                break
+            }
+        }
+    }
+
+    // MARK: Undoing changes
+
+    /// Discards every unsaved change: inserted objects are dropped, deleted and updated ones get their
+    /// committed values back (`awakeFromSnapshotEvents(.rollback)`).
+    public func rollback() {
+        assertQueue()
+        pendingDeletePropagation = []
+        for object in inserted.values {
+            registry[object.objectID] = nil
+            object.status.subtract([.inserted, .deleted, .updated])
+            object.managedObjectContext = nil
+        }
+        let restored = Array(updated.values) + Array(deleted.values.filter { !$0.objectID.isTemporaryID })
+        inserted = [:]
+        updated = [:]
+        deleted = [:]
+        for object in restored {
+            object.status.subtract([.updated, .deleted])
+            if let row = object.committedRow {
+                object.fill(from: row, in: self)
+            } else {
+                object.turnIntoFault()
+            }
+            object.eventOldValues = [:]
+            object.awakeFromSnapshotEvents(.rollback)
+        }
+        unprocessedInserted = [:]
+        unprocessedUpdated = [:]
+        unprocessedDeleted = [:]
+        objectsWithEventValues = [:]
+        undoManager?.removeAllActions()
+    }
+
+    /// Forgets every registered object: they turn into faults and leave the context.
+    public func reset() {
+        assertQueue()
+        let objects = Array(registry.values)
+        unprocessedInserted = [:]
+        unprocessedUpdated = [:]
+        unprocessedDeleted = [:]
+        postObjectsDidChange(invalidatedAll: true)
+        registry = [:]
+        inserted = [:]
+        updated = [:]
+        deleted = [:]
+        pendingDeletePropagation = []
+        for object in objects {
+            object.turnIntoFault()
+            object.status = object.status.intersection([.fault, .awakenedFromInsert])
+            object.managedObjectContext = nil
+        }
+        undoManager?.removeAllActions()
+    }
+
+    /// `false`: turns `object` into a fault and drops its unsaved changes. `true`: reads its values again
+    /// from the store and puts its unsaved changes back on top.
+    public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+        assertQueue()
+        guard object.managedObjectContext === self, !object.isInserted else { return }
+        let key = ObjectIdentifier(object)
+        if !flag || !object.hasChanges {
+            if object.isDeleted { return }
+            updated[key] = nil
+            unprocessedUpdated[key] = nil
+            object.status.remove(.updated)
+            if flag, let row = storeRow(for: object.objectID) {
+                object.fill(from: row, in: self)
+                object.awakeFromSnapshotEvents(.refresh)
+            } else {
+                object.turnIntoFault()
+            }
+            unprocessedRefreshed[key] = object
+            return
+        }
+        let changes = object.changedValues()
+        guard let row = storeRow(for: object.objectID) else { return }
+        object.fill(from: row, in: self)
+        object.inverseUpdateDepth += 1
+        for (name, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: name) }
+        object.inverseUpdateDepth -= 1
+        object.awakeFromSnapshotEvents(.refresh)
+        unprocessedRefreshed[key] = object
+    }
+
+    /// Refreshes every registered object: those with changes keep them, the others turn into faults.
+    public func refreshAllObjects() {
+        assertQueue()
+        for object in Array(registry.values) { refresh(object, mergeChanges: object.hasChanges) }
+    }
+
+    // MARK: IDs
+
+    /// Gives the objects permanent IDs from their stores now, rather than at save.
+    public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+        assertQueue()
+        guard let coordinator = persistentStoreCoordinator else {
+            throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "The context has no persistent store coordinator."])
+        }
+        let temporary = objects.filter { $0.objectID.isTemporaryID }
+        var byEntity: [ObjectIdentifier: [NSManagedObject]] = [:]
+        for object in temporary { byEntity[ObjectIdentifier(object.entity), default: []].append(object) }
+        for group in byEntity.values {
+            let entity = group[0].entity
+            let ids = try coordinator.newObjectIDs(for: entity, count: group.count)
+            for (object, id) in zip(group, ids) {
+                if registry[object.objectID] === object { registry[object.objectID] = nil }
+                object.objectID = id
+                if object.managedObjectContext === self { registry[id] = object }
+            }
+        }
+    }
+
+    // MARK: Store access for objects
+
+    func storeRow(for objectID: NSManagedObjectID) -> StoreRow? {
+        guard !objectID.isTemporaryID else { return nil }
+        return persistentStoreCoordinator?.row(for: objectID)
+    }
+
+    func storeObjectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID) -> [NSManagedObjectID] {
+        persistentStoreCoordinator?.objectIDs(forRelationship: relationship, of: objectID) ?? []
+    }
+}
+
+/// The contexts whose blocks run on this thread, innermost last.
+final class PerformStack {
+    var contexts: [NSManagedObjectContext] = []
+
+    func contains(_ context: NSManagedObjectContext) -> Bool { contexts.contains { $0 === context } }
+
+    static var current: PerformStack {
+        let key = "OpenCoreData.PerformStack"
+        if let stack = Thread.current.threadDictionary[key] as? PerformStack { return stack }
+        let stack = PerformStack()
+        Thread.current.threadDictionary[key] = stack
+        return stack
+    }
+}
+
+/// Carries a result across the continuation of `perform(schedule:_:)`; the context's queue hands the
+/// value over and never touches it again.
+struct UnsafeResultBox<T, E: Error>: @unchecked Sendable {
+    let result: Result<T, E>
+
+    consuming func take() throws(E) -> sending T {
+        nonisolated(unsafe) let value = result
+        switch value {
+        case .success(let success): return success
+        case .failure(let failure): throw failure
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import OCDModel
+import OCDStore
+
+/// How a container adds one store: type, URL, configuration and options.
+open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable {
+    /// The store type (`NSSQLiteStoreType` by default, as on Apple platforms).
+    public var type: String = NSSQLiteStoreType
+    /// The model configuration whose entities the store holds (nil: all).
+    public var configuration: String?
+    /// Where the store lives (nil for an in-memory store).
+    public var url: URL?
+    /// Store options.
+    public private(set) var options: [String: NSObject] = [:]
+    /// SQLite pragmas (used by the SQLite store).
+    public private(set) var sqlitePragmas: [String: NSObject] = [:]
+    /// Whether the store is opened read-only.
+    public var isReadOnly: Bool {
+        get { (options[NSReadOnlyPersistentStoreOption] as? NSNumber)?.boolValue ?? false }
+        set { options[NSReadOnlyPersistentStoreOption] = NSNumber(value: newValue) }
+    }
+    /// Seconds to wait for the store to open.
+    public var timeout: TimeInterval = 240
+    /// Whether `loadPersistentStores` adds the store on another thread.
+    public var shouldAddStoreAsynchronously = false
+    /// Whether an older store is migrated on open (later issues).
+    public var shouldMigrateStoreAutomatically = true
+    /// Whether a mapping model is inferred for migration (later issues).
+    public var shouldInferMappingModelAutomatically = true
+
+    /// A description of the store at `url`.
+    public init(url: URL) {
+        self.url = url
+        super.init()
+    }
+
+    /// A description without a URL.
+    public override init() {
+        super.init()
+    }
+
+    public func setOption(_ option: NSObject?, forKey key: String) { options[key] = option }
+    public func setValue(_ value: NSObject?, forPragmaNamed name: String) { sqlitePragmas[name] = value }
+
+    var storeOptions: [AnyHashable: Any] {
+        var result: [AnyHashable: Any] = [:]
+        for (key, value) in options { result[key] = value }
+        if !sqlitePragmas.isEmpty { result["NSSQLitePragmasOption"] = sqlitePragmas }
+        return result
+    }
+
+    public func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSPersistentStoreDescription()
+        copy.type = type
+        copy.configuration = configuration
+        copy.url = url
+        copy.options = options
+        copy.sqlitePragmas = sqlitePragmas
+        copy.timeout = timeout
+        copy.shouldAddStoreAsynchronously = shouldAddStoreAsynchronously
+        copy.shouldMigrateStoreAutomatically = shouldMigrateStoreAutomatically
+        copy.shouldInferMappingModelAutomatically = shouldInferMappingModelAutomatically
+        return copy
+    }
+
+    open override var description: String {
+        "<NSPersistentStoreDescription: type: \(type), url: \(url?.absoluteString ?? "nil"), configuration: \(configuration ?? "nil")>"
+    }
+}
+
+/// A whole Core Data stack: a model, a coordinator, its stores and a main-queue context.
+open class NSPersistentContainer: NSObject, @unchecked Sendable {
+    /// The container's name: the default store's file name and the model's resource name.
+    public let name: String
+    public let managedObjectModel: NSManagedObjectModel
+    public let persistentStoreCoordinator: NSPersistentStoreCoordinator
+    /// The stores `loadPersistentStores` adds. By default one SQLite store named after the container in
+    /// `defaultDirectoryURL()`.
+    public var persistentStoreDescriptions: [NSPersistentStoreDescription]
+
+    private let lock = NSLock()
+    private var mainContext: NSManagedObjectContext?
+
+    /// The main-queue context, for the user interface or a program's main flow.
+    public var viewContext: NSManagedObjectContext {
+        lock.lock()
+        defer { lock.unlock() }
+        if let mainContext { return mainContext }
+        let context = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
+        context.persistentStoreCoordinator = persistentStoreCoordinator
+        context.name = "viewContext"
+        mainContext = context
+        return context
+    }
+
+    /// A container for `model`.
+    public init(name: String, managedObjectModel model: NSManagedObjectModel) {
+        self.name = name
+        self.managedObjectModel = model
+        self.persistentStoreCoordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let url = Self.defaultDirectoryURL().appendingPathComponent("\(name).sqlite")
+        self.persistentStoreDescriptions = [NSPersistentStoreDescription(url: url)]
+        super.init()
+    }
+
+    /// A container whose model is the `<name>.momd` (or `.mom`, `.ocdmodel`, `.xcdatamodeld`) found in the
+    /// main bundle or beside the executable. Stops when there is none, as Apple's container cannot work
+    /// without a model.
+    public convenience init(name: String) {
+        guard let model = Self.findModel(named: name) else {
+            fatalError("NSPersistentContainer(name:): no model named \(name) (.momd, .mom, .ocdmodel or .xcdatamodeld) in the main bundle or beside the executable. Use init(name:managedObjectModel:).")
+        }
+        self.init(name: name, managedObjectModel: model)
+    }
+
+    private static func findModel(named name: String) -> NSManagedObjectModel? {
+        var folders: [URL] = [Bundle.main.bundleURL]
+        if let resources = Bundle.main.resourceURL { folders.append(resources) }
+        folders.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
+        for folder in folders {
+            for ext in ["momd", "mom", "ocdmodel", "xcdatamodeld"] {
+                let url = folder.appendingPathComponent("\(name).\(ext)")
+                if FileManager.default.fileExists(atPath: url.path), let model = NSManagedObjectModel(contentsOf: url) { return model }
+            }
+        }
+        return nil
+    }
+
+    /// Where stores go by default: the user's application support folder (`~/.local/share` on Linux).
+    open class func defaultDirectoryURL() -> URL {
+        FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? URL(fileURLWithPath: NSTemporaryDirectory())
+    }
+
+    /// Adds every store of `persistentStoreDescriptions`, calling `block` once per store.
+    public func loadPersistentStores(completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
+        for description in persistentStoreDescriptions {
+            if let url = description.url, description.type != NSInMemoryStoreType {
+                try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            }
+            persistentStoreCoordinator.addPersistentStore(with: description, completionHandler: block)
+        }
+    }
+
+    /// A new private-queue context on the container's coordinator.
+    public func newBackgroundContext() -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = persistentStoreCoordinator
+        return context
+    }
+
+    /// Runs `block` on a new private-queue context, asynchronously.
+    public func performBackgroundTask(_ block: @escaping @Sendable (NSManagedObjectContext) -> Void) {
+        let context = newBackgroundContext()
+        context.perform { block(context) }
+    }
+
+    /// Runs `body` on a new private-queue context and returns its result.
+    public func performBackgroundTask<T, E: Error>(_ body: @escaping (NSManagedObjectContext) throws(E) -> T) async throws(E) -> sending T {
+        let context = newBackgroundContext()
+        nonisolated(unsafe) let body = body
+        return try await context.perform { () throws(E) -> T in try body(context) }
+    }
+}

@@ -1,0 +1,259 @@
+import Foundation
+import OCDModel
+import OCDStore
+
+/// Connects contexts to stores: it owns the model (frozen from now on) and the stores, routes each entity
+/// to the store of its configuration, and serializes store access.
+open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
+    /// The model of every store the coordinator adds.
+    public let managedObjectModel: NSManagedObjectModel
+    /// A name for debugging.
+    public var name: String?
+    /// The stores added so far, in order.
+    public var persistentStores: [NSPersistentStore] {
+        lock.lock()
+        defer { lock.unlock() }
+        return stores
+    }
+
+    private var stores: [NSPersistentStore] = []
+    private let lock = NSRecursiveLock()
+
+    /// A coordinator for `model`. The model can no longer be edited afterwards.
+    public init(managedObjectModel model: NSManagedObjectModel) {
+        self.managedObjectModel = model
+        model.markInUse()
+        ModelsInUse.add(model)
+        super.init()
+    }
+
+    // MARK: Store types
+
+    /// Makes a store class available under `storeType` (nil removes it).
+    public class func registerStoreClass(_ storeClass: AnyClass?, type storeType: String) {
+        if let storeClass, !(storeClass is NSPersistentStore.Type) {
+            fatalError("registerStoreClass(_:type:): \(storeClass) is not a subclass of NSPersistentStore.")
+        }
+        PersistentStoreTypes.register(storeClass as? NSPersistentStore.Type, for: storeType)
+    }
+
+    /// The registered store classes by type name (the built-in ones included).
+    public class var registeredStoreTypes: [String: AnyClass] {
+        PersistentStoreTypes.all.mapValues { $0 as AnyClass }
+    }
+
+    // MARK: Adding and removing stores
+
+    /// Adds a store of `storeType` for the entities of `configuration` (all entities for nil). Throws
+    /// `NSPersistentStoreInvalidTypeError` for an unknown type and the store's error when it cannot open.
+    @discardableResult
+    public func addPersistentStore(ofType storeType: String, configurationName configuration: String?,
+                                   at storeURL: URL?, options: [AnyHashable: Any]? = nil) throws -> NSPersistentStore {
+        guard let storeClass = PersistentStoreTypes.storeClass(for: storeType) else {
+            throw coreDataError(NSPersistentStoreInvalidTypeError, [
+                NSLocalizedDescriptionKey: "Unsupported store type \"\(storeType)\". Registered types: \(PersistentStoreTypes.all.keys.sorted().joined(separator: ", ")).",
+            ])
+        }
+        if let configuration, configuration != "PF_DEFAULT_CONFIGURATION_NAME",
+           managedObjectModel.entities(forConfigurationName: configuration) == nil {
+            throw coreDataError(NSCoreDataError, [
+                NSLocalizedDescriptionKey: "The model has no configuration named \"\(configuration)\".",
+            ])
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        if let storeURL, storeType != NSInMemoryStoreType, stores.contains(where: { $0.url == storeURL }) {
+            throw coreDataError(NSPersistentStoreOperationError, [
+                NSLocalizedDescriptionKey: "Can't add the same store twice (\(storeURL.path)).",
+            ])
+        }
+        let store = storeClass.init(model: managedObjectModel, configurationName: configuration, at: storeURL, options: options)
+        do {
+            try store.loadMetadata()
+        } catch let error as NSError where error.domain == NSCocoaErrorDomain {
+            throw error
+        } catch {
+            throw coreDataError(NSPersistentStoreOpenError, [NSLocalizedDescriptionKey: "\(error)", NSUnderlyingErrorKey: error])
+        }
+        store.coordinatorReference = self
+        stores.append(store)
+        store.didAdd(to: self)
+        return store
+    }
+
+    /// Adds the store `description` describes and reports the outcome to `block` (synchronously unless
+    /// the description asks for asynchronous adding).
+    public func addPersistentStore(with description: NSPersistentStoreDescription,
+                                   completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
+        let work = {
+            do {
+                _ = try self.addPersistentStore(ofType: description.type, configurationName: description.configuration,
+                                                at: description.url, options: description.storeOptions)
+                block(description, nil)
+            } catch {
+                block(description, error)
+            }
+        }
+        if description.shouldAddStoreAsynchronously {
+            nonisolated(unsafe) let work = work
+            DispatchQueue.global().async { work() }
+        } else {
+            work()
+        }
+    }
+
+    /// Removes `store`; its objects can no longer be fetched or saved.
+    public func remove(_ store: NSPersistentStore) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let index = stores.firstIndex(where: { $0 === store }) else {
+            throw coreDataError(NSPersistentStoreOperationError, [NSLocalizedDescriptionKey: "The store is not one of this coordinator's."])
+        }
+        store.willRemove(from: self)
+        stores.remove(at: index)
+        store.coordinatorReference = nil
+    }
+
+    /// The store at `url`, if added.
+    public func persistentStore(for url: URL) -> NSPersistentStore? {
+        persistentStores.first { $0.url == url }
+    }
+
+    /// The store's metadata.
+    public func metadata(for store: NSPersistentStore) -> [String: Any] {
+        store.metadata ?? [:]
+    }
+
+    /// Replaces the store's metadata (saved with the store's next save).
+    public func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
+        store.metadata = metadata ?? [:]
+    }
+
+    /// The metadata of the store file at `url`, without adding it.
+    public class func metadataForPersistentStore(ofType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
+        guard let storeClass = PersistentStoreTypes.storeClass(for: storeType) else {
+            throw coreDataError(NSPersistentStoreInvalidTypeError, [NSLocalizedDescriptionKey: "Unsupported store type \"\(storeType)\"."])
+        }
+        return try storeClass.metadataForPersistentStore(with: url)
+    }
+
+    /// The object ID an `x-coredata:` URI names, if its store is one of the coordinator's and it names an
+    /// entity of the model.
+    public func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
+        guard url.scheme == "x-coredata", let host = url.host, !host.isEmpty else { return nil }
+        let parts = url.path.split(separator: "/").map(String.init)
+        guard parts.count == 2, parts[1].hasPrefix("p"), let pk = Int64(parts[1].dropFirst()),
+              let store = persistentStores.first(where: { $0.identifier == host }),
+              let entity = managedObjectModel.entitiesByName[parts[0]] else { return nil }
+        return store.objectID(for: entity, primaryKey: pk)
+    }
+
+    /// Runs `block` with the coordinator's stores to itself, asynchronously.
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().async {
+            self.lock.lock()
+            defer { self.lock.unlock() }
+            block()
+        }
+    }
+
+    /// Runs `block` with the coordinator's stores to itself, and waits.
+    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try block()
+    }
+
+    // MARK: For contexts
+
+    /// The store new objects of `entity` go to: the first whose configuration has the entity.
+    func store(for entity: NSEntityDescription) throws -> NSPersistentStore {
+        let name = entity.name
+        guard let store = persistentStores.first(where: { store in store.entities.contains { $0.name == name } }) else {
+            throw coreDataError(NSPersistentStoreSaveError, [
+                NSLocalizedDescriptionKey: "No persistent store holds the entity \(name ?? "?") (the coordinator has \(persistentStores.count) store(s)).",
+            ])
+        }
+        return store
+    }
+
+    func newObjectIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
+        lock.lock()
+        defer { lock.unlock() }
+        return try store(for: entity).newObjectIDs(for: entity, count: count)
+    }
+
+    func row(for objectID: NSManagedObjectID) -> StoreRow? {
+        guard let store = objectID.persistentStore else { return nil }
+        lock.lock()
+        defer { lock.unlock() }
+        return try? store.row(for: objectID)
+    }
+
+    func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID) -> [NSManagedObjectID] {
+        guard let store = objectID.persistentStore else { return [] }
+        lock.lock()
+        defer { lock.unlock() }
+        return (try? store.objectIDs(forRelationship: relationship, of: objectID)) ?? []
+    }
+
+    private func stores(holding entity: NSEntityDescription) -> [NSPersistentStore] {
+        persistentStores.filter { store in store.entities.contains { $0.name == entity.name } }
+    }
+
+    func executeFetch(_ plan: StoreFetchPlan) throws -> [StoreRow] {
+        lock.lock()
+        defer { lock.unlock() }
+        let holding = stores(holding: plan.entity)
+        if holding.count <= 1 { return try holding.first?.executeFetch(plan) ?? [] }
+        // Several stores: each answers without offset and limit, which apply to the merged result.
+        var unlimited = plan
+        unlimited.fetchLimit = 0
+        unlimited.fetchOffset = 0
+        var rows = try holding.flatMap { try $0.executeFetch(unlimited) }
+        if !plan.sortDescriptors.isEmpty {
+            rows = try rows.map { SortableRow(row: $0) }.sortedThrowing(using: plan.sortDescriptors).map(\.row)
+        }
+        if plan.fetchOffset > 0 { rows = Array(rows.dropFirst(plan.fetchOffset)) }
+        if plan.fetchLimit > 0 { rows = Array(rows.prefix(plan.fetchLimit)) }
+        return rows
+    }
+
+    func countRows(_ plan: StoreFetchPlan) throws -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        let holding = stores(holding: plan.entity)
+        if holding.count <= 1 { return try holding.first?.countRows(plan) ?? 0 }
+        return try executeFetch(plan).count
+    }
+
+    /// Writes each store's changes. Stores are written one after the other; a failure in a later store
+    /// does not undo an earlier one (as with Apple's coordinator across several stores).
+    func save(_ requests: [(NSPersistentStore, StoreSaveRequest)]) throws -> [NSManagedObjectID: StoreRow] {
+        lock.lock()
+        defer { lock.unlock() }
+        var rows: [NSManagedObjectID: StoreRow] = [:]
+        for (store, request) in requests where !request.isEmpty {
+            let result = try store.save(request)
+            rows.merge(result.rows) { _, new in new }
+        }
+        return rows
+    }
+}
+
+/// A row sorted by its attribute values (merging several stores' results).
+private final class SortableRow: NSObject, PredicateKeyValueCodingRow {
+    let row: StoreRow
+    init(row: StoreRow) { self.row = row }
+    func predicateValue(forKey key: String) throws -> Any? { row.value(named: key) }
+}
+
+import OCDPredicate
+private typealias PredicateKeyValueCodingRow = PredicateKeyValueCoding
+
+extension NSPersistentStore {
+    /// The coordinator the store was added to.
+    public var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
+        coordinatorReference as? NSPersistentStoreCoordinator
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+extension Notification.Name {
+    /// Posted at `processPendingChanges()` with the objects inserted, updated, deleted, refreshed and
+    /// invalidated since the last one.
+    public static let NSManagedObjectContextObjectsDidChange = Notification.Name("NSObjectsChangedInManagingContextNotification")
+    /// Posted at the start of `save()`, before validation.
+    public static let NSManagedObjectContextWillSave = Notification.Name("NSManagingContextWillSaveChangesNotification")
+    /// Posted after a successful save, with the saved objects.
+    public static let NSManagedObjectContextDidSave = Notification.Name("NSManagingContextDidSaveChangesNotification")
+    /// Posted after a successful save, with the saved objects' IDs.
+    public static let NSManagedObjectContextDidSaveObjectIDs = Notification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
+}
+
+/// userInfo key: the inserted objects (`Set<NSManagedObject>`).
+public let NSInsertedObjectsKey = "inserted"
+/// userInfo key: the updated objects.
+public let NSUpdatedObjectsKey = "updated"
+/// userInfo key: the deleted objects.
+public let NSDeletedObjectsKey = "deleted"
+/// userInfo key: the refreshed objects.
+public let NSRefreshedObjectsKey = "refreshed"
+/// userInfo key: the invalidated objects.
+public let NSInvalidatedObjectsKey = "invalidated"
+/// userInfo key: present when every object was invalidated (`reset()`).
+public let NSInvalidatedAllObjectsKey = "invalidatedAll"
+/// userInfo key: the inserted objects' IDs (`Set<NSManagedObjectID>`).
+public let NSInsertedObjectIDsKey = "inserted_objectIDs"
+/// userInfo key: the updated objects' IDs.
+public let NSUpdatedObjectIDsKey = "updated_objectIDs"
+/// userInfo key: the deleted objects' IDs.
+public let NSDeletedObjectIDsKey = "deleted_objectIDs"
+/// userInfo key: the refreshed objects' IDs.
+public let NSRefreshedObjectIDsKey = "refreshed_objectIDs"
+/// userInfo key: the invalidated objects' IDs.
+public let NSInvalidatedObjectIDsKey = "invalidated_objectIDs"
+
+extension NSManagedObjectContext {
+    /// The Swift names of the context's notifications.
+    public static let didChangeObjectsNotification = Notification.Name.NSManagedObjectContextObjectsDidChange
+    public static let willSaveObjectsNotification = Notification.Name.NSManagedObjectContextWillSave
+    public static let didSaveObjectsNotification = Notification.Name.NSManagedObjectContextDidSave
+    public static let didSaveObjectIDsNotification = Notification.Name.NSManagedObjectContextDidSaveObjectIDs
+
+    /// The Swift names of the notifications' userInfo keys.
+    public enum NotificationKey: String, Sendable {
+        case insertedObjects = "inserted"
+        case updatedObjects = "updated"
+        case deletedObjects = "deleted"
+        case refreshedObjects = "refreshed"
+        case invalidatedObjects = "invalidated"
+        case invalidatedAllObjects = "invalidatedAll"
+        case insertedObjectIDs = "inserted_objectIDs"
+        case updatedObjectIDs = "updated_objectIDs"
+        case deletedObjectIDs = "deleted_objectIDs"
+        case refreshedObjectIDs = "refreshed_objectIDs"
+        case invalidatedObjectIDs = "invalidated_objectIDs"
+    }
+}

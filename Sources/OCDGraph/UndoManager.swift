@@ -1,0 +1,103 @@
+import Foundation
+
+/// Foundation's undo manager, which Linux Foundation lacks (decision D9): groups of undo actions, undo and
+/// redo. Contexts do not register their changes on it yet (a later issue); applications can use it.
+open class UndoManager: NSObject, @unchecked Sendable {
+    private struct Action { let perform: () -> Void }
+    private struct Group { var actions: [Action] = []; var name = "" }
+
+    private var undoStack: [Group] = []
+    private var redoStack: [Group] = []
+    private var openGroups: [Group] = []
+    private var state: State = .idle
+    private enum State { case idle, undoing, redoing }
+    private var disableCount = 0
+
+    /// Whether each registration outside an explicit group gets its own group.
+    public var groupsByEvent = true
+    /// The most groups kept (0: no limit).
+    public var levelsOfUndo = 0
+
+    public override init() { super.init() }
+
+    public var isUndoing: Bool { state == .undoing }
+    public var isRedoing: Bool { state == .redoing }
+    public var isUndoRegistrationEnabled: Bool { disableCount == 0 }
+    public var groupingLevel: Int { openGroups.count }
+    public var canUndo: Bool { !undoStack.isEmpty || openGroups.first.map { !$0.actions.isEmpty } == true }
+    public var canRedo: Bool { !redoStack.isEmpty }
+    public var undoActionName: String { undoStack.last?.name ?? "" }
+    public var redoActionName: String { redoStack.last?.name ?? "" }
+
+    public func disableUndoRegistration() { disableCount += 1 }
+    public func enableUndoRegistration() { disableCount = max(0, disableCount - 1) }
+
+    public func beginUndoGrouping() { openGroups.append(Group()) }
+
+    public func endUndoGrouping() {
+        guard let group = openGroups.popLast() else {
+            fatalError("endUndoGrouping called without a matching beginUndoGrouping.")
+        }
+        if var outer = openGroups.popLast() {
+            outer.actions.append(contentsOf: group.actions)
+            if outer.name.isEmpty { outer.name = group.name }
+            openGroups.append(outer)
+        } else if !group.actions.isEmpty {
+            push(group)
+        }
+    }
+
+    private func push(_ group: Group) {
+        switch state {
+        case .undoing: redoStack.append(group)
+        case .redoing: undoStack.append(group)
+        case .idle:
+            undoStack.append(group)
+            redoStack.removeAll()
+        }
+        if levelsOfUndo > 0 && undoStack.count > levelsOfUndo { undoStack.removeFirst(undoStack.count - levelsOfUndo) }
+    }
+
+    /// Registers `handler` to run on `target` when the current group is undone.
+    public func registerUndo<Target: AnyObject>(withTarget target: Target, handler: @escaping (Target) -> Void) {
+        guard disableCount == 0 else { return }
+        let action = Action { handler(target) }
+        if openGroups.isEmpty {
+            push(Group(actions: [action]))
+        } else {
+            openGroups[openGroups.count - 1].actions.append(action)
+        }
+    }
+
+    public func setActionName(_ actionName: String) {
+        if !openGroups.isEmpty { openGroups[openGroups.count - 1].name = actionName }
+        else if !undoStack.isEmpty { undoStack[undoStack.count - 1].name = actionName }
+    }
+
+    /// Undoes the last group; its registrations become the redo group.
+    public func undo() {
+        while !openGroups.isEmpty { endUndoGrouping() }
+        guard let group = undoStack.popLast() else { return }
+        run(group, as: .undoing)
+    }
+
+    /// Redoes the last undone group.
+    public func redo() {
+        guard let group = redoStack.popLast() else { return }
+        run(group, as: .redoing)
+    }
+
+    private func run(_ group: Group, as newState: State) {
+        state = newState
+        openGroups.append(Group(actions: [], name: group.name))
+        for action in group.actions.reversed() { action.perform() }
+        endUndoGrouping()
+        state = .idle
+    }
+
+    public func removeAllActions() {
+        undoStack.removeAll()
+        redoStack.removeAll()
+        openGroups.removeAll()
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import OCDModel
+import OCDPredicate
+import OCDStore
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSSortDescriptor
+
+/// `NSInMemoryStoreType`: rows kept in memory, predicates evaluated with the predicate layer's evaluator.
+/// Nothing survives the store; it is the fast store for tests and caches.
+///
+/// Rows are immutable and the tables are value types, so a fetch works on a copy taken under the lock and
+/// never blocks a save for longer than that copy.
+public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
+    struct Tables {
+        /// Rows by concrete entity name, then primary key.
+        var rows: [String: [Int64: StoreRow]] = [:]
+        /// The last primary key used, by root entity name (subentities share their root's key space, as
+        /// they share its table in an SQLite store).
+        var lastPrimaryKey: [String: Int64] = [:]
+    }
+
+    private let lock = NSLock()
+    private var tables = Tables()
+
+    public override var type: String { NSInMemoryStoreType }
+
+    public override func loadMetadata() throws {
+        if metadata.isEmpty { metadata = freshMetadata() }
+    }
+
+    private func snapshot() -> Tables {
+        lock.lock()
+        defer { lock.unlock() }
+        return tables
+    }
+
+    // MARK: Fetching
+
+    public override func executeFetch(_ plan: StoreFetchPlan) throws -> [StoreRow] {
+        let tables = snapshot()
+        let context = EvaluationContext(tables: tables)
+        var matches: [RowProxy] = []
+        for entity in Self.entities(of: plan) {
+            for row in (tables.rows[entity.name ?? ""] ?? [:]).values {
+                let proxy = RowProxy(row: row, context: context)
+                if let predicate = plan.predicate, try !predicate.evaluateThrowing(with: proxy) { continue }
+                matches.append(proxy)
+            }
+        }
+        // Rows come out of a dictionary: order them by primary key first, so that unsorted fetches and
+        // ties are stable, as they are in an SQLite table.
+        matches.sort { ($0.row.objectID.primaryKey ?? 0, $0.row.objectID.entity.name ?? "") < ($1.row.objectID.primaryKey ?? 0, $1.row.objectID.entity.name ?? "") }
+        if !plan.sortDescriptors.isEmpty {
+            matches = try matches.sortedThrowing(using: plan.sortDescriptors)
+        }
+        var rows = matches.map(\.row)
+        if plan.fetchOffset > 0 { rows = Array(rows.dropFirst(plan.fetchOffset)) }
+        if plan.fetchLimit > 0 { rows = Array(rows.prefix(plan.fetchLimit)) }
+        return rows
+    }
+
+    private static func entities(of plan: StoreFetchPlan) -> [NSEntityDescription] {
+        guard plan.includesSubentities else { return [plan.entity] }
+        var result: [NSEntityDescription] = []
+        var pending = [plan.entity]
+        while let entity = pending.popLast() {
+            result.append(entity)
+            pending.append(contentsOf: entity.subentities)
+        }
+        return result
+    }
+
+    public override func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        guard let pk = primaryKey(of: objectID) else { return nil }
+        lock.lock()
+        defer { lock.unlock() }
+        return tables.rows[objectID.entity.name ?? ""]?[pk]
+    }
+
+    public override func newObjectIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
+        var root = entity
+        while let parent = root.superentity { root = parent }
+        lock.lock()
+        let first = (tables.lastPrimaryKey[root.name ?? ""] ?? 0) + 1
+        tables.lastPrimaryKey[root.name ?? "", default: 0] += Int64(count)
+        lock.unlock()
+        return (0..<count).map { objectID(for: entity, primaryKey: first + Int64($0)) }
+    }
+
+    // MARK: Saving
+
+    public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        if isReadOnly { throw StoreError.invalidStore("the store is read-only") }
+        lock.lock()
+        defer { lock.unlock() }
+        // Check every version first, so that a conflict leaves the store untouched.
+        var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
+        func check(_ objectID: NSManagedObjectID, _ expected: Int64) -> StoreRow? {
+            let stored = primaryKey(of: objectID).flatMap { tables.rows[objectID.entity.name ?? ""]?[$0] }
+            if stored?.version != expected { conflicts.append((objectID, expected, stored)) }
+            return stored
+        }
+        for (row, expected) in request.updated { _ = check(row.objectID, expected) }
+        for (objectID, expected) in request.deleted { _ = check(objectID, expected) }
+        if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
+
+        var saved: [NSManagedObjectID: StoreRow] = [:]
+        for row in request.inserted {
+            guard let pk = primaryKey(of: row.objectID) else {
+                throw StoreError.invalidRequest("\(row.objectID) is not an ID of this store")
+            }
+            let stored = StoreRow(objectID: row.objectID, version: 1, values: row.values)
+            tables.rows[row.objectID.entity.name ?? "", default: [:]][pk] = stored
+            saved[row.objectID] = stored
+        }
+        for (row, expected) in request.updated {
+            let pk = primaryKey(of: row.objectID)!
+            let stored = StoreRow(objectID: row.objectID, version: expected + 1, values: row.values)
+            tables.rows[row.objectID.entity.name ?? ""]![pk] = stored
+            saved[row.objectID] = stored
+        }
+        for (objectID, _) in request.deleted {
+            tables.rows[objectID.entity.name ?? ""]![primaryKey(of: objectID)!] = nil
+        }
+        return StoreSaveResult(rows: saved)
+    }
+}
+
+/// The rows a predicate walks: one copy of the tables, shared by every proxy of one fetch.
+final class EvaluationContext {
+    let tables: InMemoryStore.Tables
+    init(tables: InMemoryStore.Tables) { self.tables = tables }
+
+    func proxy(for objectID: NSManagedObjectID) -> RowProxy? {
+        guard let pk = objectID.primaryKey,
+              let row = tables.rows[objectID.entity.name ?? ""]?[pk] else { return nil }
+        return RowProxy(row: row, context: self)
+    }
+}
+
+/// A row as the predicate evaluator sees it: attributes by key, relationships as the rows they point to.
+final class RowProxy: NSObject, PredicateKeyValueCoding, StoreObjectReference {
+    let row: StoreRow
+    let context: EvaluationContext
+
+    init(row: StoreRow, context: EvaluationContext) {
+        self.row = row
+        self.context = context
+    }
+
+    var referencedObjectID: NSManagedObjectID { row.objectID }
+
+    func predicateValue(forKey key: String) throws -> Any? {
+        let layout = row.layout
+        guard let slot = layout.slotByName[key] else {
+            if key == "self" { return self }
+            if key == "objectID" { return row.objectID }
+            throw PredicateEvaluationError.unknownKey(key, in: self)
+        }
+        let value = row.values[slot]
+        guard let relationship = layout.properties[slot] as? NSRelationshipDescription else { return value }
+        if relationship.isToMany {
+            let ids = value as? [NSManagedObjectID] ?? []
+            let proxies = ids.compactMap { context.proxy(for: $0) }
+            if relationship.isOrdered { return proxies }
+            return Set(proxies.map { AnyHashable($0) })
+        }
+        guard let destination = value as? NSManagedObjectID else { return nil }
+        return context.proxy(for: destination)
+    }
+
+    override func isEqual(_ object: Any?) -> Bool {
+        if let other = object as? StoreObjectReference { return other.referencedObjectID == row.objectID }
+        if let other = object as? NSManagedObjectID { return other == row.objectID }
+        return false
+    }
+
+    override var hash: Int { row.objectID.hash }
+
+    override var description: String { "<row \(row.objectID)>" }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import OCDModel
+
+/// The identity of a managed object: its entity, the store that holds it, and a key unique within that store
+/// (a primary key once saved, a UUID while temporary). Object IDs are immutable and safe to pass between
+/// contexts and threads; a context turns one back into an object with `object(with:)`.
+public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
+    /// How the object is identified inside its store.
+    package enum Key: Hashable, Sendable {
+        /// A row's primary key in the store (`Z_PK` in an SQLite store).
+        case permanent(Int64)
+        /// An object not yet saved.
+        case temporary(UUID)
+    }
+
+    /// The entity of the object this ID identifies.
+    public let entity: NSEntityDescription
+    /// The store that holds the object; nil while the ID is temporary.
+    public var persistentStore: NSPersistentStore? { store }
+    package let key: Key
+    package weak var store: NSPersistentStore?
+    // Kept apart from `store` so that equality and hashing survive the store object going away.
+    package let storeIdentifier: String?
+
+    package init(entity: NSEntityDescription, store: NSPersistentStore, primaryKey: Int64) {
+        self.entity = entity
+        self.key = .permanent(primaryKey)
+        self.store = store
+        self.storeIdentifier = store.identifier
+    }
+
+    package init(temporaryFor entity: NSEntityDescription) {
+        self.entity = entity
+        self.key = .temporary(UUID())
+        self.store = nil
+        self.storeIdentifier = nil
+    }
+
+    /// True until the object is saved or given a permanent ID with `obtainPermanentIDs(for:)`.
+    public var isTemporaryID: Bool {
+        if case .temporary = key { return true }
+        return false
+    }
+
+    /// The primary key of a permanent ID; nil for a temporary one.
+    package var primaryKey: Int64? {
+        if case .permanent(let pk) = key { return pk }
+        return nil
+    }
+
+    /// A URI that archives this ID: `x-coredata://<store UUID>/<Entity>/p<primary key>` for a permanent ID,
+    /// `x-coredata:///<Entity>/t<UUID>` for a temporary one. A coordinator resolves it with
+    /// `managedObjectID(forURIRepresentation:)`.
+    public func uriRepresentation() -> URL {
+        let entityName = entity.name ?? ""
+        switch key {
+        case .permanent(let pk):
+            return URL(string: "x-coredata://\(storeIdentifier ?? "")/\(entityName)/p\(pk)")!
+        case .temporary(let uuid):
+            return URL(string: "x-coredata:///\(entityName)/t\(uuid.uuidString)")!
+        }
+    }
+
+    public override func isEqual(_ object: Any?) -> Bool {
+        if let other = object as? NSManagedObjectID { return self == other }
+        if let reference = object as? StoreObjectReference { return self == reference.referencedObjectID }
+        return false
+    }
+
+    public override var hash: Int {
+        var hasher = Hasher()
+        hasher.combine(key)
+        hasher.combine(storeIdentifier)
+        hasher.combine(entity.name)
+        return hasher.finalize()
+    }
+
+    public static func == (lhs: NSManagedObjectID, rhs: NSManagedObjectID) -> Bool {
+        lhs === rhs || (lhs.key == rhs.key && lhs.storeIdentifier == rhs.storeIdentifier && lhs.entity.name == rhs.entity.name)
+    }
+
+    public func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public override var description: String {
+        "\(uriRepresentation().absoluteString)"
+    }
+}
+
+/// Something that stands for a stored object inside predicate evaluation (a managed object, or a store's
+/// row proxy), so that `department == %@` matches whichever of the two the predicate holds.
+public protocol StoreObjectReference: AnyObject {
+    /// The ID of the object this value stands for.
+    var referencedObjectID: NSManagedObjectID { get }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import OCDModel
+
+/// The type name of the in-memory store.
+public let NSInMemoryStoreType = "InMemory"
+/// The type name of the SQLite store.
+public let NSSQLiteStoreType = "SQLite"
+/// The type name of the binary store (not available in OpenCoreData).
+public let NSBinaryStoreType = "Binary"
+
+/// Metadata key: the store's type name.
+public let NSStoreTypeKey = "NSStoreType"
+/// Metadata key: the store's UUID, which permanent object IDs carry.
+public let NSStoreUUIDKey = "NSStoreUUID"
+/// Metadata key: the version hashes of the model the store was written with, by entity name.
+public let NSStoreModelVersionHashesKey = "NSStoreModelVersionHashes"
+/// Metadata key: the model's version identifiers.
+public let NSStoreModelVersionIdentifiersKey = "NSStoreModelVersionIdentifiers"
+/// Metadata key: the version of the hashing scheme (3 on current Apple platforms).
+public let NSStoreModelVersionHashesVersionKey = "NSStoreModelVersionHashesVersion"
+/// Metadata key: the persistence framework's version.
+public let NSPersistenceFrameworkVersionKey = "NSPersistenceFrameworkVersion"
+/// Option key: open the store read-only.
+public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
+
+extension NSPersistentStore {
+    /// Store types under their Swift names (`NSPersistentStore.StoreType.sqlite`).
+    public struct StoreType: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let inMemory = StoreType(rawValue: NSInMemoryStoreType)
+        public static let sqlite = StoreType(rawValue: NSSQLiteStoreType)
+        public static let binary = StoreType(rawValue: NSBinaryStoreType)
+    }
+}
+
+/// A store of managed objects' data. Concrete stores (`NSInMemoryStoreType`, `NSSQLiteStoreType`) subclass
+/// it and override the store API below; a coordinator creates them from their registered type.
+///
+/// Difference from Apple: the initializer takes the model rather than the coordinator, because stores sit
+/// below the object graph (Documentation/Architecture.md); `persistentStoreCoordinator` is still available
+/// once the store is added.
+open class NSPersistentStore: NSObject, @unchecked Sendable {
+    /// The model the store serves (the coordinator's, frozen).
+    public let model: NSManagedObjectModel
+    public let configurationName: String
+    public private(set) var url: URL?
+    public let options: [AnyHashable: Any]?
+    /// The store's UUID (its metadata's `NSStoreUUID`).
+    public var identifier: String! {
+        get { metadata[NSStoreUUIDKey] as? String }
+        set { metadata[NSStoreUUIDKey] = newValue }
+    }
+    /// The store's metadata: type, UUID, model version hashes and anything the application adds.
+    public var metadata: [String: Any]!
+    /// Whether saves are refused.
+    open var isReadOnly: Bool
+
+    /// Set by the coordinator when it adds the store (the graph layer's `persistentStoreCoordinator`).
+    package weak var coordinatorReference: AnyObject?
+
+    /// Creates a store; `load` happens when the coordinator adds it (`loadMetadata()`).
+    public required init(model: NSManagedObjectModel, configurationName: String?, at url: URL?, options: [AnyHashable: Any]?) {
+        self.model = model
+        self.configurationName = configurationName ?? "PF_DEFAULT_CONFIGURATION_NAME"
+        self.url = url
+        self.options = options
+        self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+        self.metadata = [:]
+        super.init()
+    }
+
+    /// The store's type name (`NSInMemoryStoreType`, `NSSQLiteStoreType` …).
+    open var type: String { fatalError("\(Swift.type(of: self)) must override NSPersistentStore.type") }
+
+    /// Opens the store and reads (or creates) its metadata. Throws when the store cannot be used.
+    open func loadMetadata() throws {}
+
+    /// The metadata of the store file at `url`, without opening it for use. Stores without files throw.
+    open class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        throw StoreError.invalidStore("this store type keeps no metadata in files")
+    }
+
+    /// Metadata for a new store of this model: type, a fresh UUID and the version hashes.
+    public func freshMetadata() -> [String: Any] {
+        var hashes: [String: Any] = [:]
+        for (name, hash) in model.entityVersionHashesByName { hashes[name] = hash }
+        return [
+            NSStoreTypeKey: type,
+            NSStoreUUIDKey: UUID().uuidString,
+            NSStoreModelVersionHashesKey: hashes,
+            NSStoreModelVersionIdentifiersKey: Array(model.versionIdentifiers.compactMap { $0 as? String }),
+            NSStoreModelVersionHashesVersionKey: 3,
+            NSPersistenceFrameworkVersionKey: 1,
+        ]
+    }
+
+    /// The entities this store holds: those of its configuration.
+    public var entities: [NSEntityDescription] {
+        if configurationName == "PF_DEFAULT_CONFIGURATION_NAME" { return model.entities }
+        return model.entities(forConfigurationName: configurationName) ?? []
+    }
+
+    /// Called when the coordinator has added the store.
+    open func didAdd(to coordinator: AnyObject) {}
+    /// Called before the coordinator removes the store.
+    open func willRemove(from coordinator: AnyObject) {}
+
+    // MARK: Store API (overridden by concrete stores)
+
+    /// The rows matching `plan`, sorted, with offset and limit applied.
+    open func executeFetch(_ plan: StoreFetchPlan) throws -> [StoreRow] {
+        throw StoreError.invalidRequest("\(type) store does not fetch")
+    }
+
+    /// The number of rows matching `plan` (offset and limit applied).
+    open func countRows(_ plan: StoreFetchPlan) throws -> Int {
+        try executeFetch(plan).count
+    }
+
+    /// The row of `objectID`, or nil if the store has none.
+    open func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        throw StoreError.invalidRequest("\(type) store does not read rows")
+    }
+
+    /// The destinations of a to-many `relationship` of the object `objectID`, in order for an ordered one.
+    open func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID) throws -> [NSManagedObjectID] {
+        guard let row = try row(for: objectID), let slot = row.layout.slotByName[relationship.name] else { return [] }
+        return row.values[slot] as? [NSManagedObjectID] ?? []
+    }
+
+    /// `count` new permanent object IDs for objects of `entity`.
+    open func newObjectIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
+        throw StoreError.invalidRequest("\(type) store does not allocate object IDs")
+    }
+
+    /// Writes one save's changes, all or nothing. Throws ``StoreError/conflicts(_:)`` when a row's
+    /// version is not the one the context read.
+    open func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        throw StoreError.invalidRequest("\(type) store is read-only")
+    }
+
+    // MARK: For subclasses
+
+    /// A permanent ID of this store.
+    public func objectID(for entity: NSEntityDescription, primaryKey: Int64) -> NSManagedObjectID {
+        NSManagedObjectID(entity: entity, store: self, primaryKey: primaryKey)
+    }
+
+    /// The primary key of one of this store's permanent IDs.
+    public func primaryKey(of objectID: NSManagedObjectID) -> Int64? {
+        guard objectID.storeIdentifier == identifier else { return nil }
+        return objectID.primaryKey
+    }
+}
+
+/// The registry of store types: the coordinator creates stores through it, and more stores plug in with
+/// `NSPersistentStoreCoordinator.registerStoreClass(_:type:)`.
+package enum PersistentStoreTypes {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var registered: [String: NSPersistentStore.Type] = [:]
+    // Built-in stores live in targets the object graph does not import; found by name when first asked,
+    // so that the layers keep pointing down.
+    private static let builtIn: [String: String] = [
+        NSInMemoryStoreType: "OCDInMemoryStore.InMemoryStore",
+        NSSQLiteStoreType: "OCDSQLiteStore.SQLiteStore",
+    ]
+
+    package static func register(_ type: NSPersistentStore.Type?, for name: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        registered[name] = type
+    }
+
+    package static func storeClass(for name: String) -> NSPersistentStore.Type? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let type = registered[name] { return type }
+        if let className = builtIn[name], let type = NSClassFromString(className) as? NSPersistentStore.Type {
+            registered[name] = type
+            return type
+        }
+        return nil
+    }
+
+    package static var all: [String: NSPersistentStore.Type] {
+        for name in builtIn.keys { _ = storeClass(for: name) }
+        lock.lock()
+        defer { lock.unlock() }
+        return registered
+    }
+}

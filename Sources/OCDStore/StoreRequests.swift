@@ -1,0 +1,62 @@
+import Foundation
+import OCDModel
+import OCDPredicate
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSSortDescriptor
+
+/// What a store is asked to fetch. The object graph has already resolved the entity and replaced managed
+/// objects in the predicate by their object IDs; pending changes of a context are the graph's business.
+public struct StoreFetchPlan: @unchecked Sendable {
+    public var entity: NSEntityDescription
+    public var includesSubentities: Bool
+    public var predicate: NSPredicate?
+    public var sortDescriptors: [NSSortDescriptor]
+    /// 0 means no limit.
+    public var fetchLimit: Int
+    public var fetchOffset: Int
+
+    public init(entity: NSEntityDescription, includesSubentities: Bool = true, predicate: NSPredicate? = nil,
+                sortDescriptors: [NSSortDescriptor] = [], fetchLimit: Int = 0, fetchOffset: Int = 0) {
+        self.entity = entity
+        self.includesSubentities = includesSubentities
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+        self.fetchLimit = fetchLimit
+        self.fetchOffset = fetchOffset
+    }
+}
+
+/// The changes of one save, for one store: full rows for inserted and updated objects, IDs for deleted
+/// ones, and the version each changed object had when it was read (for optimistic locking).
+public struct StoreSaveRequest: @unchecked Sendable {
+    public var inserted: [StoreRow]
+    /// Each updated row with the version the context read; the row's own version is ignored.
+    public var updated: [(row: StoreRow, expectedVersion: Int64)]
+    public var deleted: [(objectID: NSManagedObjectID, expectedVersion: Int64)]
+
+    public init(inserted: [StoreRow] = [], updated: [(row: StoreRow, expectedVersion: Int64)] = [],
+                deleted: [(objectID: NSManagedObjectID, expectedVersion: Int64)] = []) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+/// What a store reports after a save: the rows as now stored (with their new versions).
+public struct StoreSaveResult: @unchecked Sendable {
+    public var rows: [NSManagedObjectID: StoreRow]
+    public init(rows: [NSManagedObjectID: StoreRow]) { self.rows = rows }
+}
+
+/// Errors stores report to the object graph, which turns them into Core Data's `NSError`s (decision D6).
+public enum StoreError: Error, @unchecked Sendable {
+    /// Rows changed or deleted by someone else since the context read them. `stored` is the row now in
+    /// the store (nil if it was deleted).
+    case conflicts([(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)])
+    /// The store cannot be used: a reason for the user.
+    case invalidStore(String)
+    /// The request names something the store does not hold.
+    case invalidRequest(String)
+}
