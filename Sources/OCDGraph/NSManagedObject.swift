@@ -411,12 +411,22 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, @unchecked Sendable 
                     if current?.objectID != committed { result[property.name] = current ?? NSNull() }
                 }
             } else {
-                let current = slots[slot]
+                let current = attributeValue(slot: slot)
                 let committed = committedRow?.values[slot] ?? nil
                 if !Self.valuesEqual(current, committed) { result[property.name] = current ?? NSNull() }
             }
         }
         return result
+    }
+
+    /// An attribute's stored value: from the class's custom primitive accessor when it has one (the value
+    /// then lives in the subclass's own storage), else from the slot.
+    func attributeValue(slot: Int) -> Any? {
+        let property = layout.properties[slot]
+        if let accessor = keyTable.primitiveAccessors[property.name], let attribute = property as? NSAttributeDescription {
+            return AttributeValues.normalize(accessor.get(self), for: attribute, of: self)
+        }
+        return slots[slot]
     }
 
     /// Old values of the properties changed since the last `processPendingChanges()`.

@@ -130,7 +130,6 @@ extension NSManagedObjectContext {
     func storeRow(of object: NSManagedObject, version: Int64) -> StoreRow {
         let layout = object.layout
         var values = [Any?](repeating: nil, count: layout.properties.count)
-        let primitives = object.keyTable.primitiveAccessors
         for slot in layout.persistentSlots {
             let property = layout.properties[slot]
             if let relationship = property as? NSRelationshipDescription {
@@ -139,10 +138,8 @@ extension NSManagedObjectContext {
                 } else {
                     values[slot] = (object.slots[slot] as? NSManagedObject)?.objectID
                 }
-            } else if let accessor = primitives[property.name] {
-                values[slot] = AttributeValues.normalize(accessor.get(object), for: property as! NSAttributeDescription, of: object)
             } else {
-                values[slot] = object.slots[slot]
+                values[slot] = object.attributeValue(slot: slot)
             }
         }
         return StoreRow(objectID: object.objectID, version: version, values: values)

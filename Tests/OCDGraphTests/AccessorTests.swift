@@ -1,0 +1,186 @@
+import Foundation
+import Observation
+import Testing
+import OCDGraph
+import OCDModel
+import OCDStore
+import OCDPredicate
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSSortDescriptor
+
+// "Managed objects and accessors": generic key-value coding, primitive accessors, change notifications,
+// mutable set proxies and inverse maintenance on every mutation path.
+
+@Suite struct KeyValueCodingTests {
+    @Test func aPlainManagedObjectReadsAndWritesEveryModeledProperty() throws {
+        let stack = try TestStack()
+        let employee = stack.insert("Employee")
+        #expect(type(of: employee) == NSManagedObject.self)
+        employee.setValue("Ann", forKey: "name")
+        employee.setValue(41, forKey: "age")
+        employee.setValue(Date(timeIntervalSince1970: 0), forKey: "hired")
+        #expect(employee.value(forKey: "name") as? String == "Ann")
+        #expect(employee.value(forKey: "age") as? Int == 41)
+        #expect(employee.value(forKey: "age") as? Int16 == 41)
+        #expect(employee.value(forKey: "hired") as? Date == Date(timeIntervalSince1970: 0))
+        #expect(employee.value(forKey: "salary") as? Double == 0, "the model's default value")
+        #expect(employee.value(forKey: "active") as? Bool == true)
+        #expect(employee.dictionaryWithValues(forKeys: ["name", "email"])["email"] is NSNull)
+    }
+
+    @Test func valueForKeyPathWalksRelationshipsAndMapsToManyIntoSets() throws {
+        let stack = try TestStack()
+        let company = stack.insert("Company", ["name": "Acme"])
+        let dept = stack.insert("Department", ["name": "R&D", "company": company])
+        _ = stack.insert("Employee", ["name": "Ann", "salary": 10.0, "department": dept])
+        _ = stack.insert("Employee", ["name": "Bob", "salary": 30.0, "department": dept])
+        let names = dept.value(forKeyPath: "employees.name")
+        #expect((names as? Set<String>) == ["Ann", "Bob"] || (names as? Set<AnyHashable>) == ["Ann", "Bob"])
+        #expect(dept.value(forKeyPath: "company.name") as? String == "Acme")
+        #expect((dept.value(forKeyPath: "employees.@count") as? NSNumber)?.intValue == 2)
+        #expect((dept.value(forKeyPath: "employees.@sum.salary") as? NSNumber)?.doubleValue == 40)
+        dept.setValue("Globex", forKeyPath: "company.name")
+        #expect(company.value(forKey: "name") as? String == "Globex")
+    }
+
+    @Test func primitiveAccessorsSendNoNotificationsAndDoNotMaintainInverses() throws {
+        let stack = try TestStack()
+        let dept = stack.insert("Department")
+        let employee = stack.insert("Employee", ["name": "Ann"])
+        try stack.context.save()
+        var changes = 0
+        let token = employee.observeValue(forKey: "name", options: [.new]) { _, _, _, _, _, _ in changes += 1 }
+        employee.setPrimitiveValue("Zed", forKey: "name")
+        #expect(changes == 0)
+        #expect(!employee.isUpdated, "a primitive set alone does not register a change")
+        employee.setPrimitiveValue(dept, forKey: "department")
+        #expect((dept.value(forKey: "employees") as? Set<NSManagedObject>)?.isEmpty == true)
+        token.invalidate()
+    }
+
+    @Test func settingARelationshipMaintainsTheInverseImmediately() throws {
+        let stack = try TestStack()
+        let d1 = stack.insert("Department", ["name": "one"])
+        let d2 = stack.insert("Department", ["name": "two"])
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        ann.setValue(d1, forKey: "department")
+        #expect((d1.value(forKey: "employees") as? Set<NSManagedObject>) == [ann])
+        ann.setValue(d2, forKey: "department")
+        #expect((d1.value(forKey: "employees") as? Set<NSManagedObject>) == [])
+        #expect((d2.value(forKey: "employees") as? Set<NSManagedObject>) == [ann])
+        ann.setValue(nil, forKey: "department")
+        #expect((d2.value(forKey: "employees") as? Set<NSManagedObject>) == [])
+    }
+
+    @Test func oneToOneMovesTheDestinationAwayFromItsPreviousOwner() throws {
+        let stack = try TestStack()
+        let badge = stack.insert("Badge", ["number": 7])
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        let bob = stack.insert("Employee", ["name": "Bob"])
+        ann.setValue(badge, forKey: "badge")
+        #expect(badge.value(forKey: "holder") as? NSManagedObject === ann)
+        bob.setValue(badge, forKey: "badge")
+        #expect(badge.value(forKey: "holder") as? NSManagedObject === bob)
+        #expect(ann.value(forKey: "badge") == nil)
+    }
+
+    @Test func toManySetterAndMutableSetProxyUpdateBothSides() throws {
+        let stack = try TestStack()
+        let dept = stack.insert("Department")
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        let bob = stack.insert("Employee", ["name": "Bob"])
+        dept.setValue(Set([ann, bob]), forKey: "employees")
+        #expect(ann.value(forKey: "department") as? NSManagedObject === dept)
+        let proxy = dept.mutableSetValue(forKey: "employees")
+        proxy.remove(ann)
+        #expect(ann.value(forKey: "department") == nil)
+        #expect(proxy.count == 1)
+        proxy.add(ann)
+        #expect(ann.value(forKey: "department") as? NSManagedObject === dept)
+        proxy.removeAllObjects()
+        #expect(bob.value(forKey: "department") == nil && ann.value(forKey: "department") == nil)
+    }
+
+    @Test func manyToManyKeepsBothSetsInStep() throws {
+        let stack = try TestStack()
+        let p1 = stack.insert("Project", ["title": "p1"])
+        let p2 = stack.insert("Project", ["title": "p2"])
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        ann.mutableSetValue(forKey: "projects").addObjects(from: [p1, p2])
+        #expect((p1.value(forKey: "members") as? Set<NSManagedObject>) == [ann])
+        p2.mutableSetValue(forKey: "members").remove(ann)
+        #expect((ann.value(forKey: "projects") as? Set<NSManagedObject>) == [p1])
+    }
+
+    @Test func orderedToManyKeepsOrderAndMaintainsTheInverse() throws {
+        let stack = try TestStack()
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        let bob = stack.insert("Employee", ["name": "Bob"])
+        let tasks = (1...3).map { stack.insert("Task", ["title": "t\($0)"]) }
+        let ordered = ann.mutableOrderedSetValue(forKey: "tasks")
+        ordered.add(tasks[0])
+        ordered.add(tasks[2])
+        ordered.insert(tasks[1], at: 1)
+        #expect((ann.value(forKey: "tasks") as? NSOrderedSet)?.array as? [NSManagedObject] == tasks)
+        #expect(tasks[1].value(forKey: "owner") as? NSManagedObject === ann)
+        tasks[1].setValue(bob, forKey: "owner")
+        #expect((ann.value(forKey: "tasks") as? NSOrderedSet)?.array as? [NSManagedObject] == [tasks[0], tasks[2]])
+        #expect(ordered.index(of: tasks[2]) == 1)
+        ordered.replaceObject(at: 0, with: tasks[1])
+        #expect(tasks[0].value(forKey: "owner") == nil)
+        #expect(tasks[1].value(forKey: "owner") as? NSManagedObject === ann)
+        #expect((bob.value(forKey: "tasks") as? NSOrderedSet)?.count == 0)
+    }
+
+    @Test func generatedMutatorEntryPointsMaintainInverses() throws {
+        let stack = try TestStack()
+        let dept = stack.insert("Department")
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        dept.managedAdd([ann], forKey: "employees")
+        #expect(ann.value(forKey: "department") as? NSManagedObject === dept)
+        dept.managedRemove(NSSet(object: ann), forKey: "employees")
+        #expect(ann.value(forKey: "department") == nil)
+    }
+
+    @Test func changesNotifyBothSidesOfARelationship() throws {
+        let stack = try TestStack()
+        let dept = stack.insert("Department")
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        var deptChanges: [NSKeyValueChange] = []
+        var annChanges: [NSKeyValueChange] = []
+        let t1 = dept.observeValue(forKey: "employees", options: [.new]) { _, kind, _, _, _, _ in deptChanges.append(kind) }
+        let t2 = ann.observeValue(forKey: "department", options: [.new]) { _, kind, _, _, _, _ in annChanges.append(kind) }
+        ann.setValue(dept, forKey: "department")
+        #expect(annChanges == [.setting])
+        #expect(deptChanges == [.insertion])
+        t1.invalidate(); t2.invalidate()
+    }
+}
+
+@Suite struct KeyValueCodingStops {
+    @Test func anUnknownKeyStopsWithApplesMessage() async {
+        await #expect(processExitsWith: .failure) {
+            let stack = try TestStack()
+            let employee = stack.insert("Employee")
+            _ = employee.value(forKey: "nickname")
+        }
+    }
+
+    @Test func aValueOfTheWrongTypeStops() async {
+        await #expect(processExitsWith: .failure) {
+            let stack = try TestStack()
+            let employee = stack.insert("Employee")
+            employee.setValue(42, forKey: "name")
+        }
+    }
+
+    @Test func relatingObjectsOfTwoContextsStops() async {
+        await #expect(processExitsWith: .failure) {
+            let stack = try TestStack()
+            let other = stack.newContext()
+            let dept = stack.insert("Department", into: other)
+            let employee = stack.insert("Employee")
+            employee.setValue(dept, forKey: "department")
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import Testing
+import OCDGraph
+import OCDModel
+import OCDStore
+
+// The accessor article's listings, in Swift: custom public accessors over primitive ones, a copying setter,
+// custom to-many mutators, a scalar kept in the subclass's own storage with custom primitive accessors.
+// Each class writes its key table by hand here (what `@ManagedObject` generates), so that
+// `value(forKey:)` dispatches to the custom accessor as key-value coding does on Apple platforms.
+
+final class ListingDepartment: NSManagedObject {
+    nonisolated(unsafe) static var nameGets = 0
+
+    /// Listing 1: a custom public accessor pair over the primitive value.
+    var name: String? {
+        get {
+            Self.nameGets += 1
+            willAccessValue(forKey: "name")
+            defer { didAccessValue(forKey: "name") }
+            return primitiveValue(forKey: "name") as? String
+        }
+        set {
+            willChangeValue(forKey: "name")
+            // Listing 2: the setter copies the value.
+            setPrimitiveValue(newValue.map { String($0) }, forKey: "name")
+            didChangeValue(forKey: "name")
+        }
+    }
+
+    /// Listing 3: custom to-many mutators with set-mutation notifications.
+    func addEmployeesObject(_ value: ListingEmployee) {
+        let changed: Set<AnyHashable> = [value]
+        willChangeValue(forKey: "employees", withSetMutation: .union, using: changed)
+        var employees = primitiveValue(forKey: "employees") as? Set<NSManagedObject> ?? []
+        employees.insert(value)
+        setPrimitiveValue(employees, forKey: "employees")
+        didChangeValue(forKey: "employees", withSetMutation: .union, using: changed)
+    }
+
+    func removeEmployeesObject(_ value: ListingEmployee) {
+        let changed: Set<AnyHashable> = [value]
+        willChangeValue(forKey: "employees", withSetMutation: .minus, using: changed)
+        var employees = primitiveValue(forKey: "employees") as? Set<NSManagedObject> ?? []
+        employees.remove(value)
+        setPrimitiveValue(employees, forKey: "employees")
+        didChangeValue(forKey: "employees", withSetMutation: .minus, using: changed)
+    }
+
+    override class var managedKeyTable: ManagedKeyTable {
+        var table = super.managedKeyTable
+        table.accessor(\ListingDepartment.name, key: "name")
+        return table
+    }
+}
+
+final class ListingEmployee: NSManagedObject {
+    /// The accessor article's `int16` example: the scalar lives in the subclass's own storage…
+    private var storedInt16: Int16 = 0
+
+    var int16: Int16 {
+        get {
+            willAccessValue(forKey: "int16")
+            defer { didAccessValue(forKey: "int16") }
+            return storedInt16
+        }
+        set {
+            willChangeValue(forKey: "int16")
+            storedInt16 = newValue
+            didChangeValue(forKey: "int16")
+        }
+    }
+
+    /// …and custom primitive accessors let Core Data read and write it, so it is persisted.
+    var primitiveInt16: Int16 {
+        get { storedInt16 }
+        set { storedInt16 = newValue }
+    }
+
+    override class var managedKeyTable: ManagedKeyTable {
+        var table = super.managedKeyTable
+        table.accessor(\ListingEmployee.int16, key: "int16")
+        table.primitiveAccessor(\ListingEmployee.primitiveInt16, key: "int16")
+        return table
+    }
+}
+
+enum ListingModel {
+    static func make() -> NSManagedObjectModel {
+        NSManagedObjectModel.registerManagedObjectClass(ListingDepartment.self, forName: "ListingDepartment")
+        NSManagedObjectModel.registerManagedObjectClass(ListingEmployee.self, forName: "ListingEmployee")
+        let department = NSEntityDescription()
+        department.name = "Department"
+        department.managedObjectClassName = "ListingDepartment"
+        let employee = NSEntityDescription()
+        employee.name = "Employee"
+        employee.managedObjectClassName = "ListingEmployee"
+        let name = NSAttributeDescription()
+        name.name = "name"
+        name.attributeType = .stringAttributeType
+        let int16 = NSAttributeDescription()
+        int16.name = "int16"
+        int16.attributeType = .integer16AttributeType
+        int16.isOptional = false
+        int16.defaultValue = 0
+        let employees = NSRelationshipDescription()
+        employees.name = "employees"
+        employees.destinationEntity = employee
+        employees.maxCount = 0
+        let departmentOfEmployee = NSRelationshipDescription()
+        departmentOfEmployee.name = "department"
+        departmentOfEmployee.destinationEntity = department
+        departmentOfEmployee.maxCount = 1
+        employees.inverseRelationship = departmentOfEmployee
+        departmentOfEmployee.inverseRelationship = employees
+        department.properties = [name, employees]
+        employee.properties = [int16, departmentOfEmployee]
+        let model = NSManagedObjectModel()
+        model.entities = [department, employee]
+        return model
+    }
+}
+
+@Suite struct CustomAccessorListings {
+    @Test func valueForKeyDispatchesToTheCustomAccessor() throws {
+        let stack = try TestStack(model: ListingModel.make())
+        let department = try #require(stack.insert("Department") as? ListingDepartment)
+        department.name = "R&D"
+        let before = ListingDepartment.nameGets
+        #expect(department.value(forKey: "name") as? String == "R&D")
+        #expect(ListingDepartment.nameGets == before + 1)
+        department.setValue("Sales", forKey: "name")
+        #expect(department.name == "Sales")
+        #expect(department.changedValues()["name"] as? String == "Sales")
+    }
+
+    @Test func theCopyingSetterKeepsItsOwnCopy() throws {
+        let stack = try TestStack(model: ListingModel.make())
+        let department = try #require(stack.insert("Department") as? ListingDepartment)
+        let source = NSMutableString(string: "R&D")
+        department.name = source as String
+        source.append(" (old)")
+        #expect(department.name == "R&D")
+    }
+
+    @Test func customToManyMutatorsNotifyAndMaintainTheInverse() throws {
+        let stack = try TestStack(model: ListingModel.make())
+        let department = try #require(stack.insert("Department") as? ListingDepartment)
+        let employee = try #require(stack.insert("Employee") as? ListingEmployee)
+        var kinds: [NSKeyValueChange] = []
+        let token = department.observeValue(forKey: "employees", options: [.new]) { _, kind, _, _, _, _ in kinds.append(kind) }
+        department.addEmployeesObject(employee)
+        #expect(employee.value(forKey: "department") as? NSManagedObject === department)
+        department.removeEmployeesObject(employee)
+        #expect(employee.value(forKey: "department") == nil)
+        #expect(kinds == [.insertion, .removal])
+        token.invalidate()
+    }
+
+    @Test func aScalarInTheSubclassStorageIsPersistedThroughCustomPrimitiveAccessors() throws {
+        let stack = try TestStack(model: ListingModel.make())
+        let employee = try #require(stack.insert("Employee") as? ListingEmployee)
+        employee.int16 = 42
+        #expect(employee.value(forKey: "int16") as? Int16 == 42)
+        #expect(employee.primitiveValue(forKey: "int16") as? Int16 == 42)
+        #expect(employee.isInserted)
+        try stack.context.save()
+        let other = stack.newContext()
+        let fetched = try #require(try stack.fetch("Employee", in: other).first as? ListingEmployee)
+        #expect(fetched.int16 == 42, "the fetched value reaches the subclass's storage through primitiveInt16")
+        fetched.int16 = 7
+        #expect(fetched.isUpdated)
+        #expect(fetched.changedValues()["int16"] == nil || (fetched.changedValues()["int16"] as? NSNumber)?.int16Value == 7)
+        try other.save()
+        let third = stack.newContext()
+        let again = try #require(try stack.fetch("Employee", in: third).first as? ListingEmployee)
+        #expect(again.int16 == 7)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Observation
+import Testing
+import OCDGraph
+import OCDModel
+import OCDStore
+import OCDPredicate
+import class OCDPredicate.NSSortDescriptor
+
+/// A subclass written as `@Managed` + `@ManagedObject` expand it, by hand.
+final class TypedEmployee: NSManagedObject {
+    var name: String? {
+        get { managedValue(forKey: "name") }
+        set { setManagedValue(newValue, forKey: "name") }
+    }
+    var age: Int16 {
+        get { managedValue(forKey: "age") }
+        set { setManagedValue(newValue, forKey: "age") }
+    }
+    var projects: Set<NSManagedObject> {
+        get { managedValue(forKey: "projects") }
+        set { setManagedValue(newValue, forKey: "projects") }
+    }
+    func addToProjects(_ value: NSManagedObject) { managedAdd(CollectionOfOne(value), forKey: "projects") }
+
+    override class var managedKeyTable: ManagedKeyTable {
+        var table = super.managedKeyTable
+        table.managed(\TypedEmployee.name, key: "name")
+        table.managed(\TypedEmployee.age, key: "age")
+        table.managed(\TypedEmployee.projects, key: "projects")
+        return table
+    }
+}
+
+private func typedStack() throws -> TestStack {
+    NSManagedObjectModel.registerManagedObjectClass(TypedEmployee.self, forName: "TypedEmployee")
+    let model = TestModel.make()
+    model.entitiesByName["Employee"]!.managedObjectClassName = "TypedEmployee"
+    return try TestStack(model: model)
+}
+
+@Suite struct ObservationTests {
+    @Test func typedAccessorsReadScalarsAndDefaults() throws {
+        let stack = try typedStack()
+        let employee = try #require(stack.insert("Employee") as? TypedEmployee)
+        #expect(employee.age == 30, "the model's default")
+        employee.age = 12
+        #expect(employee.value(forKey: "age") as? Int == 12)
+        #expect(employee.projects.isEmpty)
+        employee.setValue(nil, forKey: "age")
+        #expect(employee.age == 0, "nil reads as zero, as Xcode's scalar codegen reads it")
+    }
+
+    @Test func closureObservationReportsNewOldInitialAndPrior() throws {
+        let stack = try typedStack()
+        let employee = try #require(stack.insert("Employee", ["name": "Ann"]) as? TypedEmployee)
+        var seen: [(String?, String?, Bool)] = []
+        let token = employee.observe(\.name, options: [.initial, .old, .new, .prior]) { _, change in
+            seen.append((change.oldValue ?? nil, change.newValue ?? nil, change.isPrior))
+        }
+        employee.name = "Bea"
+        token.invalidate()
+        employee.name = "Cy"
+        #expect(seen.count == 3)
+        #expect(seen[0].1 == "Ann" && !seen[0].2, "initial")
+        #expect(seen[1].0 == "Ann" && seen[1].2, "prior, with the old value")
+        #expect(seen[2].0 == "Ann" && seen[2].1 == "Bea" && !seen[2].2)
+    }
+
+    @Test func toManyObservationReportsTheSetMutationKind() throws {
+        let stack = try typedStack()
+        let employee = try #require(stack.insert("Employee", ["name": "Ann"]) as? TypedEmployee)
+        let project = stack.insert("Project", ["title": "p"])
+        var kinds: [NSKeyValueChange] = []
+        var inserted: Set<NSManagedObject> = []
+        let token = employee.observe(\.projects, options: [.new]) { _, change in
+            kinds.append(change.kind)
+            inserted = change.newValue ?? []
+        }
+        employee.addToProjects(project)
+        #expect(kinds == [.insertion])
+        #expect(inserted == [project])
+        token.invalidate()
+    }
+
+    @Test func withObservationTrackingSeesManagedPropertyReads() throws {
+        let stack = try typedStack()
+        let employee = try #require(stack.insert("Employee", ["name": "Ann"]) as? TypedEmployee)
+        let fired = Flag()
+        withObservationTracking {
+            _ = employee.name
+        } onChange: {
+            fired.set()
+        }
+        employee.age = 50
+        #expect(!fired.value, "a change of another property does not fire")
+        employee.setValue("Bea", forKey: "name")
+        #expect(fired.value)
+    }
+
+    @Test func keyPathsOfManagedPropertiesHaveNames() throws {
+        let stack = try typedStack()
+        let a = try #require(stack.insert("Employee", ["name": "Bob"]) as? TypedEmployee)
+        let b = try #require(stack.insert("Employee", ["name": "Ann"]) as? TypedEmployee)
+        #expect(TypedEmployee.keyName(for: \TypedEmployee.name) == "name")
+        let sort = NSSortDescriptor(keyPath: \TypedEmployee.name, ascending: true)
+        #expect(sort.key == "name")
+        #expect([a, b].sorted(using: [sort]).map(\.name) == ["Ann", "Bob"])
+    }
+}
+
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var raised = false
+    var value: Bool { lock.withLock { raised } }
+    func set() { lock.withLock { raised = true } }
+}
