@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
         // The model and store tool.
         .executable(name: "cdtool", targets: ["cdtool"]),
+        // The README's demo program.
+        .executable(name: "ocd-demo", targets: ["ocd-demo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -40,6 +42,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "cdtool", dependencies: ["CDToolKit"]),
+        // The README's demo: a small program on the whole stack (`swift run ocd-demo`).
+        .executableTarget(name: "ocd-demo", dependencies: ["OpenCoreData"]),
 
         // The system SQLite; tests read fixture stores with it until the SQLite store layer exists.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),

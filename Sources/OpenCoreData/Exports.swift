@@ -9,6 +9,10 @@
 @_exported import Foundation
 @_exported import OCDPredicate
 @_exported import OCDModel
+@_exported import OCDStore
+@_exported import OCDGraph
+// Linked so that the coordinator finds NSInMemoryStoreType by name (Architecture: store registration).
+import OCDInMemoryStore
 
 @_exported import class OCDPredicate.NSPredicate
 @_exported import class OCDPredicate.NSComparisonPredicate
