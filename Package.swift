@@ -4,6 +4,7 @@
 // Targets are the layers of Documentation/Architecture.md; dependencies point down only.
 // Layer targets that later issues fill (model, store API, SQL, stores, object graph, macros) are added
 // with their first code, so that no empty module stands in for a missing one.
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -16,14 +17,26 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
     ],
     targets: [
         // Predicate layer: NSPredicate, NSExpression, NSSortDescriptor. Foundation only.
         .target(name: "OCDPredicate"),
         // Model layer: NSManagedObjectModel and its descriptions, Xcode model files, version hashes.
         .target(name: "OCDModel", dependencies: ["OCDPredicate"]),
-        // Umbrella: re-exports every layer under Apple's names (decision D1).
-        .target(name: "OpenCoreData", dependencies: ["OCDPredicate", "OCDModel"]),
+        // Macros: @Managed and @ManagedObject, expanded by the compiler; only the umbrella uses them (decision D3).
+        .macro(
+            name: "OCDMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+            ]
+        ),
+        // Umbrella: re-exports every layer under Apple's names (decision D1) and declares the macros (D2).
+        .target(name: "OpenCoreData", dependencies: ["OCDPredicate", "OCDModel", "OCDMacros"]),
         // cdtool's commands as a library, so tests run them in-process.
         .target(
             name: "CDToolKit",
@@ -45,5 +58,16 @@ let package = Package(
         // Compiles the client shape of decision D1: `import Foundation` + `import OpenCoreData`, both orders.
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData"]),
         .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit", "OCDTestSupport"]),
+        // The macros' expansions and diagnostics, as text.
+        .testTarget(
+            name: "OCDMacrosTests",
+            dependencies: [
+                "OCDMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
+            ]
+        ),
     ]
 )
