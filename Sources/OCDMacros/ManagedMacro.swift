@@ -140,15 +140,23 @@ extension ManagedProperty {
             type = optional.wrappedType
         } else if let unwrapped = type.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) {
             type = unwrapped.wrappedType
-        } else if let wrapped = Self.genericArguments(of: type, named: "Optional", module: "Swift"), wrapped.count == 1 {
-            type = wrapped[0]
+        } else if let named = Self.standardName(of: type), named.name == "Optional", named.arguments.count == 1 {
+            type = named.arguments[0]
         }
-        if let elements = Self.genericArguments(of: type, named: "Set", module: "Swift"), elements.count == 1 {
-            return Self.isValueType(elements[0]) ? nil : .set(element: elements[0])
+        switch Self.standardName(of: type) {
+        case ("Set", let arguments)? where arguments.count == 1:
+            let element = arguments[0]
+            // A set of values (`Set<String>`) is a transformable attribute, not a relationship.
+            if let elementName = Self.standardName(of: element), elementName.arguments.isEmpty,
+                Self.valueTypeNames.contains(elementName.name)
+            {
+                return nil
+            }
+            return .set(element: element)
+        case ("NSSet", [])?: return .nsSet
+        case ("NSOrderedSet", [])?: return .nsOrderedSet
+        default: return nil
         }
-        if Self.isNamed(type, "NSSet", module: "Foundation") { return .nsSet }
-        if Self.isNamed(type, "NSOrderedSet", module: "Foundation") { return .nsOrderedSet }
-        return nil
     }
 
     /// Xcode's mutators for a to-many relationship, at the property's access level.
@@ -215,45 +223,26 @@ extension ManagedProperty {
         }
     }
 
-    /// The generic arguments of `type` when it is `name<…>` or `module.name<…>`.
-    private static func genericArguments(of type: TypeSyntax, named name: String, module: String) -> [TypeSyntax]? {
-        let arguments: GenericArgumentClauseSyntax?
-        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == name {
-            arguments = identifier.genericArgumentClause
-        } else if let member = type.as(MemberTypeSyntax.self), member.name.text == name,
-            member.baseType.trimmedDescription == module
+    /// The name and generic arguments of a type written bare (`Set<T>`) or qualified by the standard library or
+    /// Foundation (`Swift.Set<T>`, `Foundation.NSSet`); nil for any other type.
+    private static func standardName(of type: TypeSyntax) -> (name: String, arguments: [TypeSyntax])? {
+        let name: TokenSyntax
+        let clause: GenericArgumentClauseSyntax?
+        if let identifier = type.as(IdentifierTypeSyntax.self) {
+            (name, clause) = (identifier.name, identifier.genericArgumentClause)
+        } else if let member = type.as(MemberTypeSyntax.self),
+            ["Swift", "Foundation"].contains(member.baseType.trimmedDescription)
         {
-            arguments = member.genericArgumentClause
+            (name, clause) = (member.name, member.genericArgumentClause)
         } else {
             return nil
         }
-        return arguments?.arguments.compactMap { $0.argument.as(TypeSyntax.self)?.trimmed }
+        let arguments = clause?.arguments.compactMap { $0.argument.as(TypeSyntax.self)?.trimmed } ?? []
+        return (name.text, arguments)
     }
 
-    /// Whether `type` is `name` or `module.name`, without generic arguments.
-    private static func isNamed(_ type: TypeSyntax, _ name: String, module: String) -> Bool {
-        genericArguments(of: type, named: name, module: module) == nil
-            && (type.as(IdentifierTypeSyntax.self)?.name.text == name
-                || (type.as(MemberTypeSyntax.self).map { $0.name.text == name && $0.baseType.trimmedDescription == module }
-                    ?? false))
-    }
-
-    /// Element types of transformable sets (`Set<String>`), which are attributes, not relationships: no mutators.
-    /// Any other element type is taken for an NSManagedObject subclass.
-    private static func isValueType(_ element: TypeSyntax) -> Bool {
-        let name: String
-        if let identifier = element.as(IdentifierTypeSyntax.self), identifier.genericArgumentClause == nil {
-            name = identifier.name.text
-        } else if let member = element.as(MemberTypeSyntax.self), member.genericArgumentClause == nil,
-            ["Swift", "Foundation"].contains(member.baseType.trimmedDescription)
-        {
-            name = member.name.text
-        } else {
-            return false
-        }
-        return valueTypeNames.contains(name)
-    }
-
+    /// Standard value types: a `Set` of one of them is an attribute. Any other element is taken for an
+    /// NSManagedObject subclass.
     private static let valueTypeNames: Set<String> = [
         "String", "Substring", "Character", "Bool", "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8",
         "UInt16", "UInt32", "UInt64", "Float", "Double", "Decimal", "Date", "Data", "UUID", "URL",

@@ -64,9 +64,7 @@ struct KeyTableEntries {
     }
 
     private func lines(for variable: VariableDeclSyntax) -> [String] {
-        let modifiers = variable.modifiers
-        // Type properties belong to no object; an override is already in the superclass's table.
-        if modifiers.contains(.static) || modifiers.contains(.class) || modifiers.contains(.override) { return [] }
+        if Self.isSkipped(variable.modifiers) { return [] }
         let managed = variable.attributes.contains(attributeNamed: "Managed", module: "OpenCoreData")
         return variable.bindings.compactMap { binding -> String? in
             guard let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier else { return nil }
@@ -89,27 +87,24 @@ struct KeyTableEntries {
 
     /// A `validate<Key>(_ value: inout Any?) [throws]` instance method.
     private func lines(for function: FunctionDeclSyntax) -> [String] {
-        let modifiers = function.modifiers
-        if modifiers.contains(.static) || modifiers.contains(.class) || modifiers.contains(.override) { return [] }
+        if Self.isSkipped(function.modifiers) { return [] }
         let name = function.name.keyName
         guard !Self.notValidators.contains(name), let rest = name.suffix(afterPrefix: "validate"),
             function.genericParameterClause == nil
         else { return [] }
         let signature = function.signature
-        guard signature.parameterClause.parameters.count == 1, let parameter = signature.parameterClause.parameters.first,
-            let attributed = parameter.type.as(AttributedTypeSyntax.self),
-            attributed.specifiers.contains(where: { $0.as(SimpleTypeSpecifierSyntax.self)?.specifier.tokenKind == .keyword(.inout) }),
-            Self.isOptionalAny(attributed.baseType),
-            signature.effectSpecifiers?.asyncSpecifier == nil,
-            Self.returnsVoid(signature.returnClause)
+        let parameters = signature.parameterClause.parameters
+        guard parameters.count == 1, let parameter = parameters.first, Self.isInoutOptionalAny(parameter.type),
+            signature.effectSpecifiers?.asyncSpecifier == nil, Self.returnsVoid(signature.returnClause)
         else { return [] }
         let label = parameter.firstName.tokenKind == .wildcard ? "" : "\(parameter.firstName.trimmed.text): "
         let call = "object.\(function.name.trimmed.text)(\(label)&value)"
-        let tryCall = signature.effectSpecifiers?.throwsClause != nil ? "try \(call)" : call
-        return ["table.validator(key: \(literal(rest.lowercasingFirst))) { (object: \(className), value: inout Any?) in \(tryCall) }"]
+        let body = signature.effectSpecifiers?.throwsClause != nil ? "try \(call)" : call
+        let key = literal(rest.lowercasingFirst)
+        return ["table.validator(key: \(key)) { (object: \(className), value: inout Any?) in \(body) }"]
     }
 
-    /// The active clause's statements under the same `#if`; nothing when no clause has any.
+    /// Each clause's statements under the same `#if`; nothing when no clause has any.
     private func lines(for ifConfig: IfConfigDeclSyntax) -> [String] {
         var result: [String] = []
         var any = false
@@ -126,14 +121,25 @@ struct KeyTableEntries {
         return any ? result + ["#endif"] : []
     }
 
+    /// Type members belong to no object; an override is in the superclass's table already, and the
+    /// superclass's entry dispatches to it.
+    private static func isSkipped(_ modifiers: DeclModifierListSyntax) -> Bool {
+        modifiers.contains(.static) || modifiers.contains(.class) || modifiers.contains(.override)
+    }
+
     private func literal(_ key: String) -> String {
         StringLiteralExprSyntax(content: key).description
     }
 
-    /// `Any?` or `Optional<Any>`.
-    private static func isOptionalAny(_ type: TypeSyntax) -> Bool {
-        let text = type.trimmedDescription.filter { !$0.isWhitespace }
-        return ["Any?", "Optional<Any>", "Swift.Optional<Any>"].contains(text)
+    /// `inout Any?` or `inout Optional<Any>`.
+    private static func isInoutOptionalAny(_ type: TypeSyntax) -> Bool {
+        guard let attributed = type.as(AttributedTypeSyntax.self),
+            attributed.specifiers.contains(where: {
+                $0.as(SimpleTypeSpecifierSyntax.self)?.specifier.tokenKind == .keyword(.inout)
+            })
+        else { return false }
+        let base = attributed.baseType.trimmedDescription.filter { !$0.isWhitespace }
+        return ["Any?", "Optional<Any>", "Swift.Optional<Any>"].contains(base)
     }
 
     /// No return clause, `-> Void` or `-> ()`.
