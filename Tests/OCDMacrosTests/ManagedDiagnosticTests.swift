@@ -7,6 +7,9 @@ import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
 import Testing
 
+private let observersMessage =
+    "@Managed generates this property's getter and setter, which cannot be combined with 'willSet' or 'didSet'"
+
 @Suite("@Managed diagnostics")
 struct ManagedDiagnosticTests {
     @Test func aLetIsAnError() {
@@ -136,8 +139,15 @@ struct ManagedDiagnosticTests {
         )
     }
 
-    @Test(arguments: ["{ \"x\" }", "{ get { \"x\" } set {} }"])
-    func anAccessorBlockIsAnError(block: String) {
+    /// A getter, a getter and setter, or observers: the macro writes the accessors itself.
+    @Test(arguments: [
+        ("{ \"x\" }", "@Managed generates this property's getter and setter; remove its accessor block"),
+        ("{ get { \"x\" } set {} }", "@Managed generates this property's getter and setter; remove its accessor block"),
+        ("{ willSet {} }", observersMessage),
+        ("{ didSet {} }", observersMessage),
+        ("{ willSet {} didSet {} }", observersMessage),
+    ])
+    func anAccessorBlockIsAnError(block: String, message: String) {
         assertExpansion(
             """
             class Employee: NSManagedObject {
@@ -149,35 +159,7 @@ struct ManagedDiagnosticTests {
                     var name: String \(block)
                 }
                 """,
-            diagnostics: [
-                DiagnosticSpec(
-                    message: "@Managed generates this property's getter and setter; remove its accessor block",
-                    line: 2, column: 31
-                )
-            ]
-        )
-    }
-
-    @Test(arguments: ["{ willSet {} }", "{ didSet {} }", "{ willSet {} didSet {} }"])
-    func observersAreAnError(block: String) {
-        assertExpansion(
-            """
-            class Employee: NSManagedObject {
-                @Managed var name: String \(block)
-            }
-            """,
-            expandsTo: """
-                class Employee: NSManagedObject {
-                    var name: String \(block)
-                }
-                """,
-            diagnostics: [
-                DiagnosticSpec(
-                    message: "@Managed generates this property's getter and setter, "
-                        + "which cannot be combined with 'willSet' or 'didSet'",
-                    line: 2, column: 31
-                )
-            ]
+            diagnostics: [DiagnosticSpec(message: message, line: 2, column: 31)]
         )
     }
 

@@ -18,30 +18,37 @@ private func accessors(_ declaration: String, key: String) -> String {
 
 @Suite("@Managed to-many mutators")
 struct ManagedMutatorTests {
-    @Test func aSetOfObjectsGetsSingleSetAndNSSetMutators() {
+    /// A set of objects gets typed single-object and set mutators, and the NSSet pair. Every spelling of an
+    /// optional set is recognized (`?`, `!`, `Optional<…>`, `Swift.Set`); the element type is kept as written.
+    @Test(arguments: [
+        ("Set<Employee>?", "Employee"), ("Set<Employee>", "Employee"),
+        ("Optional<Set<Company.Employee>>", "Company.Employee"), ("Set<Company.Employee>!", "Company.Employee"),
+        ("Swift.Set<Company.Employee>?", "Company.Employee"),
+    ])
+    func aSetOfObjectsGetsSingleSetAndNSSetMutators(type: String, element: String) {
         assertExpansion(
             """
             class Department: NSManagedObject {
-                @Managed var employees: Set<Employee>?
+                @Managed var employees: \(type)
             }
             """,
             expandsTo: """
                 class Department: NSManagedObject {
-                    \(accessors("var employees: Set<Employee>?", key: "employees"))
+                    \(accessors("var employees: \(type)", key: "employees"))
 
-                    func addToEmployees(_ value: Employee) {
+                    func addToEmployees(_ value: \(element)) {
                         managedAdd(CollectionOfOne(value), forKey: "employees")
                     }
 
-                    func removeFromEmployees(_ value: Employee) {
+                    func removeFromEmployees(_ value: \(element)) {
                         managedRemove(CollectionOfOne(value), forKey: "employees")
                     }
 
-                    func addToEmployees(_ values: Set<Employee>) {
+                    func addToEmployees(_ values: Set<\(element)>) {
                         managedAdd(values, forKey: "employees")
                     }
 
-                    func removeFromEmployees(_ values: Set<Employee>) {
+                    func removeFromEmployees(_ values: Set<\(element)>) {
                         managedRemove(values, forKey: "employees")
                     }
 
@@ -51,86 +58,6 @@ struct ManagedMutatorTests {
 
                     func removeFromEmployees(_ values: NSSet) {
                         managedRemove(values, forKey: "employees")
-                    }
-                }
-                """
-        )
-    }
-
-    @Test func aNonOptionalSetGetsTheSameMutators() {
-        assertExpansion(
-            """
-            class Department: NSManagedObject {
-                @Managed var employees: Set<Employee>
-            }
-            """,
-            expandsTo: """
-                class Department: NSManagedObject {
-                    \(accessors("var employees: Set<Employee>", key: "employees"))
-
-                    func addToEmployees(_ value: Employee) {
-                        managedAdd(CollectionOfOne(value), forKey: "employees")
-                    }
-
-                    func removeFromEmployees(_ value: Employee) {
-                        managedRemove(CollectionOfOne(value), forKey: "employees")
-                    }
-
-                    func addToEmployees(_ values: Set<Employee>) {
-                        managedAdd(values, forKey: "employees")
-                    }
-
-                    func removeFromEmployees(_ values: Set<Employee>) {
-                        managedRemove(values, forKey: "employees")
-                    }
-
-                    func addToEmployees(_ values: NSSet) {
-                        managedAdd(values, forKey: "employees")
-                    }
-
-                    func removeFromEmployees(_ values: NSSet) {
-                        managedRemove(values, forKey: "employees")
-                    }
-                }
-                """
-        )
-    }
-
-    /// Spellings of an optional set: `Optional<…>`, `!`, module-qualified names. The element type is kept as written.
-    @Test(arguments: ["Optional<Set<Company.Employee>>", "Set<Company.Employee>!", "Swift.Set<Company.Employee>?"])
-    func everySpellingOfASetIsRecognized(type: String) {
-        assertExpansion(
-            """
-            class Department: NSManagedObject {
-                @Managed var staff: \(type)
-            }
-            """,
-            expandsTo: """
-                class Department: NSManagedObject {
-                    \(accessors("var staff: \(type)", key: "staff"))
-
-                    func addToStaff(_ value: Company.Employee) {
-                        managedAdd(CollectionOfOne(value), forKey: "staff")
-                    }
-
-                    func removeFromStaff(_ value: Company.Employee) {
-                        managedRemove(CollectionOfOne(value), forKey: "staff")
-                    }
-
-                    func addToStaff(_ values: Set<Company.Employee>) {
-                        managedAdd(values, forKey: "staff")
-                    }
-
-                    func removeFromStaff(_ values: Set<Company.Employee>) {
-                        managedRemove(values, forKey: "staff")
-                    }
-
-                    func addToStaff(_ values: NSSet) {
-                        managedAdd(values, forKey: "staff")
-                    }
-
-                    func removeFromStaff(_ values: NSSet) {
-                        managedRemove(values, forKey: "staff")
                     }
                 }
                 """
