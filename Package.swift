@@ -4,6 +4,7 @@
 // Targets are the layers of Documentation/Architecture.md; dependencies point down only.
 // Layer targets that later issues fill (model, store API, SQL, stores, object graph, macros) are added
 // with their first code, so that no empty module stands in for a missing one.
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -18,6 +19,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
     ],
     targets: [
         // Predicate layer: NSPredicate, NSExpression, NSSortDescriptor. Foundation only.
@@ -30,8 +32,19 @@ let package = Package(
         .target(name: "OCDInMemoryStore", dependencies: ["OCDStore", "OCDModel", "OCDPredicate"]),
         // Object graph: managed objects, contexts, the coordinator, the container.
         .target(name: "OCDGraph", dependencies: ["OCDStore", "OCDModel", "OCDPredicate"]),
-        // Umbrella: re-exports every layer under Apple's names (decision D1).
-        .target(name: "OpenCoreData", dependencies: ["OCDPredicate", "OCDModel", "OCDStore", "OCDGraph", "OCDInMemoryStore"]),
+        // Macros: @Managed and @ManagedObject, expanded by the compiler; only the umbrella uses them (decision D3).
+        .macro(
+            name: "OCDMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+            ]
+        ),
+        // Umbrella: re-exports every layer under Apple's names (decision D1) and declares the macros (D2).
+        .target(name: "OpenCoreData", dependencies: ["OCDPredicate", "OCDModel", "OCDStore", "OCDGraph", "OCDInMemoryStore", "OCDMacros"]),
         // cdtool's commands as a library, so tests run them in-process.
         .target(
             name: "CDToolKit",
@@ -57,5 +70,16 @@ let package = Package(
         .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit", "OCDTestSupport"]),
         // The object graph on the in-memory store: managed objects, contexts, coordinator, container.
         .testTarget(name: "OCDGraphTests", dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDStore"]),
+        // The macros' expansions and diagnostics, as text.
+        .testTarget(
+            name: "OCDMacrosTests",
+            dependencies: [
+                "OCDMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
+            ]
+        ),
     ]
 )
