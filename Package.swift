@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
         // The model and store tool.
         .executable(name: "cdtool", targets: ["cdtool"]),
+        // Every layer without the macros (no swift-syntax to build): what the benchmarks use.
+        .library(name: "OpenCoreDataRuntime", targets: ["OpenCoreDataRuntime"]),
         // The README's demo program.
         .executable(name: "ocd-demo", targets: ["ocd-demo"]),
     ],
@@ -44,7 +46,9 @@ let package = Package(
             ]
         ),
         // Umbrella: re-exports every layer under Apple's names (decision D1) and declares the macros (D2).
-        .target(name: "OpenCoreData", dependencies: ["OCDPredicate", "OCDModel", "OCDStore", "OCDGraph", "OCDInMemoryStore", "OCDMacros"]),
+        .target(name: "OpenCoreData", dependencies: ["OpenCoreDataRuntime", "OCDPredicate", "OCDMacros"]),
+        // Every layer without the macros, for code that must not build swift-syntax (benchmarks, D3).
+        .target(name: "OpenCoreDataRuntime", dependencies: ["OCDPredicate", "OCDModel", "OCDStore", "OCDGraph", "OCDInMemoryStore"]),
         // cdtool's commands as a library, so tests run them in-process.
         .target(
             name: "CDToolKit",

@@ -18,7 +18,7 @@ let package = Package(
         .executableTarget(
             name: "OCDBenchmarks",
             dependencies: [
-                .product(name: "OpenCoreData", package: "OpenCoreData"),
+                .product(name: "OpenCoreDataRuntime", package: "OpenCoreData"),
             ]
         ),
     ],

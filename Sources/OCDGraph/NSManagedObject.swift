@@ -27,7 +27,7 @@ public struct NSSnapshotEventType: OptionSet, Sendable {
 ///
 /// Subclasses that declare a designated initializer must also implement the required
 /// `init(entity:insertInto:)`: the context creates fetched objects through it.
-open class NSManagedObject: NSObject, NSFetchRequestResult, @unchecked Sendable {
+open class NSManagedObject: NSObject, NSFetchRequestResult {
     struct Status: OptionSet {
         let rawValue: UInt16
         static let fault = Status(rawValue: 1 << 0)

@@ -1,18 +1,11 @@
-// The module users import. It re-exports Foundation and every layer of OpenCoreData, so that
-// `import OpenCoreData` is all Core Data code needs on Linux.
+// The module users import. It re-exports Foundation and every layer of OpenCoreData (through
+// OpenCoreDataRuntime) and declares the macros (Macros.swift), so that `import OpenCoreData` is all Core
+// Data code needs on Linux.
 //
-// Decision D1 (Documentation/Architecture.md): Linux Foundation declares classes named NSPredicate,
-// NSComparisonPredicate, NSCompoundPredicate, NSSortDescriptor and NSExpression that cannot do what Core Data
-// needs. Importing our classes by name (`import class`) makes them shadow Foundation's in every file that
-// imports OpenCoreData, whatever the order of the imports, so `NSPredicate(format:)` means ours.
+// Decision D1 (Documentation/Architecture.md): the clashing class names are imported by name here too, so
+// that they shadow Linux Foundation's in every file that imports OpenCoreData, in either import order.
 
-@_exported import Foundation
-@_exported import OCDPredicate
-@_exported import OCDModel
-@_exported import OCDStore
-@_exported import OCDGraph
-// Linked so that the coordinator finds NSInMemoryStoreType by name (Architecture: store registration).
-import OCDInMemoryStore
+@_exported import OpenCoreDataRuntime
 
 @_exported import class OCDPredicate.NSPredicate
 @_exported import class OCDPredicate.NSComparisonPredicate

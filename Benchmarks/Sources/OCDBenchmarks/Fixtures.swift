@@ -1,4 +1,4 @@
-import OpenCoreData
+import OpenCoreDataRuntime
 
 // The data the workloads run on: the same N people as plain structs (for the baselines), as dictionaries
 // `[String: Any]` and as objects of a class that adopts `PredicateKeyValueCoding` (for OpenCoreData).

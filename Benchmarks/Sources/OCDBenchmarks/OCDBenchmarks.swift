@@ -1,4 +1,4 @@
-import OpenCoreData
+import OpenCoreDataRuntime
 
 // Entry point: `OCDBenchmarks [--quick] [--only parse,sort]`. Builds the workloads, checks them, times them
 // against their baselines, prints a table and, as the last line, one JSON object with every ratio. Exits 1 when

@@ -1,4 +1,4 @@
-import OpenCoreData
+import OpenCoreDataRuntime
 
 // Evaluating a predicate against many objects: `evaluate(with:)`, as an in-memory fetch or
 // `filtered(using:)` does.

@@ -1,4 +1,4 @@
-import OpenCoreData
+import OpenCoreDataRuntime
 
 // Parsing and printing format strings: `NSPredicate(format:)` and `predicateFormat`.
 

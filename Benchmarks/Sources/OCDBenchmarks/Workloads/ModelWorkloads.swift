@@ -1,5 +1,5 @@
 import Foundation
-import OpenCoreData
+import OpenCoreDataRuntime
 
 // Loading a model: the compiled form `cdtool compile` writes against the Xcode XML it comes from.
 

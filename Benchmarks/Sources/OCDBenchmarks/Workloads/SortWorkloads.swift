@@ -1,4 +1,4 @@
-import OpenCoreData
+import OpenCoreDataRuntime
 
 // Sorting by sort descriptors: `Array.sorted(using: [NSSortDescriptor])`, as an in-memory fetch's sort.
 
