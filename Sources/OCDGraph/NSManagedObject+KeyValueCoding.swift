@@ -176,6 +176,7 @@ extension NSManagedObject {
 
     /// Fires the fault (for any key, or nil) and lets Swift Observation record the read.
     func noteWillAccess(_ key: String?) {
+        if NSManagedObjectContext.concurrencyDebugEnabled { managedObjectContext?.assertQueue("access to \(key ?? "a fault") of \(objectID)") }
         fireFault()
         if let key, layout.slotByName[key] != nil { observationRegistrar.access(self, keyPath: \NSManagedObject.[observationKey: key]) }
     }
@@ -186,6 +187,7 @@ extension NSManagedObject {
     /// Announces a change of `key`: records the old value for observers, the current event and inverse
     /// maintenance.
     func noteWillChange(_ key: String) {
+        if NSManagedObjectContext.concurrencyDebugEnabled { managedObjectContext?.assertQueue("change of \(key) of \(objectID)") }
         beginChange(key, kind: .setting, objects: nil)
     }
 
