@@ -140,8 +140,9 @@ extension NSManagedObject {
     }
 }
 
-/// The proxy `mutableSetValue(forKey:)` returns: `NSMutableSet`'s methods over a to-many relationship.
-public final class ManagedMutableSet: Sequence {
+/// What both relationship proxies share: the object, the key, and reading the members (which fires the
+/// relationship fault and counts as an access).
+public class ManagedRelationshipProxy {
     let object: NSManagedObject
     let key: String
 
@@ -150,11 +151,15 @@ public final class ManagedMutableSet: Sequence {
         self.key = key
     }
 
-    private var members: [NSManagedObject] {
+    var members: [NSManagedObject] {
         object.willAccessValue(forKey: key)
         defer { object.didAccessValue(forKey: key) }
         return object.toMany(object.layout.slotByName[key]!).objects
     }
+}
+
+/// The proxy `mutableSetValue(forKey:)` returns: `NSMutableSet`'s methods over a to-many relationship.
+public final class ManagedMutableSet: ManagedRelationshipProxy, Sequence {
 
     public var count: Int { members.count }
     public var allObjects: [Any] { members }
@@ -197,20 +202,7 @@ public final class ManagedMutableSet: Sequence {
 
 /// The proxy `mutableOrderedSetValue(forKey:)` returns: `NSMutableOrderedSet`'s methods over an ordered
 /// to-many relationship.
-public final class ManagedMutableOrderedSet: Sequence {
-    let object: NSManagedObject
-    let key: String
-
-    init(object: NSManagedObject, key: String) {
-        self.object = object
-        self.key = key
-    }
-
-    private var members: [NSManagedObject] {
-        object.willAccessValue(forKey: key)
-        defer { object.didAccessValue(forKey: key) }
-        return object.toMany(object.layout.slotByName[key]!).objects
-    }
+public final class ManagedMutableOrderedSet: ManagedRelationshipProxy, Sequence {
 
     public var count: Int { members.count }
     public var array: [Any] { members }
