@@ -420,7 +420,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, @unchecked Sendable 
         return result
     }
 
-    /// Old values of the properties changed since the last `processPendingChanges()`.
+    /// Old values of the persistent properties changed since the last `processPendingChanges()`.
     public func changedValuesForCurrentEvent() -> [String: Any] {
         eventOldValues
     }
