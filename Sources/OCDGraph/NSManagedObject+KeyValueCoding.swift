@@ -243,7 +243,8 @@ extension NSManagedObject {
             change.oldValue = slots[slot]
         }
         pendingChanges[key] = change
-        if !property.isTransient || true, eventOldValues[key] == nil, managedObjectContext != nil {
+        // Persistent properties only, as Apple documents for changedValuesForCurrentEvent().
+        if !property.isTransient, eventOldValues[key] == nil, managedObjectContext != nil {
             eventOldValues[key] = change.oldValue ?? NSNull()
         }
         registrarIfCreated?.willSet(self, keyPath: \NSManagedObject.[observationKey: key])

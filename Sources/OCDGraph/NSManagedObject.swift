@@ -238,8 +238,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     public var hasChanges: Bool { !status.isDisjoint(with: [.inserted, .updated, .deleted]) }
     /// Whether any persistent property differs from its committed value.
     public var hasPersistentChangedValues: Bool { !changedValues().isEmpty }
-    /// 0 when the object is realized and not changing state (turning into a fault, being filled).
-    public var faultingState: Int { status.contains(.transitioning) || status.contains(.awakingFromFetch) ? 1 : 0 }
+    /// 0 when the object is realized and not changing state; non-zero for a fault and while it turns into
+    /// one or is being filled.
+    public var faultingState: Int { status.isDisjoint(with: [.fault, .transitioning, .awakingFromFetch]) ? 0 : 1 }
 
     /// Whether the context ignores changes to unmodeled properties of subclasses (Core Data's default).
     open class var contextShouldIgnoreUnmodeledPropertyChanges: Bool { true }
@@ -429,7 +430,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         return slots[slot]
     }
 
-    /// Old values of the properties changed since the last `processPendingChanges()`.
+    /// Old values of the persistent properties changed since the last `processPendingChanges()`.
     public func changedValuesForCurrentEvent() -> [String: Any] {
         eventOldValues
     }

@@ -416,7 +416,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard object.managedObjectContext === self, !object.isInserted else { return }
         let key = ObjectIdentifier(object)
         if !flag || !object.hasChanges {
-            if object.isDeleted { return }
+            if object.isDeleted {
+                // A pending delete is one of the changes refreshing without merge drops.
+                deleted[key] = nil
+                unprocessedDeleted[key] = nil
+                pendingDeletePropagation.removeAll { $0 === object }
+                object.status.subtract([.deleted, .inaccessible])
+            }
             updated[key] = nil
             unprocessedUpdated[key] = nil
             object.status.remove(.updated)

@@ -57,7 +57,7 @@ public class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// Sets validation predicates with warnings of any kind: `momc` stores Core Data error codes as warnings.
-    func setValidation(_ predicates: [NSPredicate], warnings: [Any]) {
+    package func setValidation(_ predicates: [NSPredicate], warnings: [Any]) {
         assertEditable()
         validationPredicates = predicates
         validationWarnings = warnings

@@ -1,0 +1,998 @@
+import Foundation
+import Testing
+import OCDGraph
+import OCDModel
+import OCDStore
+import OCDPredicate
+import class OCDPredicate.NSExpression
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSSortDescriptor
+
+// The "Context, changes, saving" rules of spec/coredata-behaviours.md (undo and several contexts are
+// later issues), with the fetch request options, the coordinator and the container they rely on.
+
+@Suite("Context: uniquing and object IDs")
+struct UniquingTests {
+    @Test func aContextHoldsOneObjectPerObjectID() throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let first = try #require(try stack.fetch("Employee").first)
+        #expect(try stack.fetch("Employee", "name == %@", "Ann").first === first)
+        #expect(stack.context.object(with: id) === first)
+        #expect(try stack.context.existingObject(with: id) === first)
+        #expect(stack.context.registeredObject(for: id) === first)
+        let other = stack.newContext()
+        let elsewhere = try #require(try stack.fetch("Employee", in: other).first)
+        #expect(elsewhere !== first)
+        #expect(elsewhere.objectID == id)
+    }
+
+    @Test func objectWithRegistersAFaultWithoutReadingTheStore() throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let other = stack.newContext()
+        other.delete(try other.existingObject(with: id))
+        try other.save()
+        #expect(stack.context.registeredObject(for: id) == nil)
+        // Had it read the store, the missing row would have made it a deleted object.
+        let object = stack.context.object(with: id)
+        #expect(object.isFault)
+        #expect(!object.isDeleted)
+        #expect(object.objectID == id)
+        #expect(stack.context.registeredObject(for: id) === object)
+    }
+
+    @Test func existingObjectRealizesAStoredObjectAndThrowsForAMissingOne() throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let realized = try stack.newContext().existingObject(with: id)
+        #expect(!realized.isFault)
+        #expect(realized.string("name") == "Ann")
+
+        let other = stack.newContext()
+        other.delete(try other.existingObject(with: id))
+        try other.save()
+        let error = try #require(throws: NSError.self) { try stack.context.existingObject(with: id) }
+        #expect(error.domain == NSCocoaErrorDomain)
+        #expect(error.code == NSManagedObjectReferentialIntegrityError)
+        #expect(error.code == 133000)
+    }
+
+    @Test func insertedObjectsHaveTemporaryIDsUntilSaved() throws {
+        let stack = try TestStack()
+        let employee = stack.insert("Employee", ["name": "Ann"])
+        let temporary = employee.objectID
+        #expect(temporary.isTemporaryID)
+        #expect(temporary.persistentStore == nil)
+        try stack.context.save()
+        #expect(!employee.objectID.isTemporaryID)
+        #expect(employee.objectID.persistentStore === stack.store)
+        #expect(stack.context.registeredObject(for: employee.objectID) === employee)
+        #expect(stack.context.registeredObject(for: temporary) == nil)
+    }
+
+    @Test func obtainPermanentIDsAssignsPermanentIDsBeforeTheSave() throws {
+        let stack = try TestStack()
+        let employee = stack.insert("Employee", ["name": "Ann"])
+        try stack.context.obtainPermanentIDs(for: [employee])
+        let permanent = employee.objectID
+        #expect(!permanent.isTemporaryID)
+        #expect(employee.isInserted)
+        #expect(stack.context.registeredObject(for: permanent) === employee)
+        try stack.context.save()
+        #expect(employee.objectID == permanent)
+        #expect(try stack.stored("Employee") { $0.objectID } == [permanent])
+    }
+
+    @Test func objectIDURIsHaveCoreDataForms() throws {
+        let stack = try TestStack()
+        let employee = stack.insert("Employee", ["name": "Ann"])
+        let temporary = employee.objectID.uriRepresentation().absoluteString
+        #expect(temporary.hasPrefix("x-coredata:///Employee/t"))
+        try stack.context.save()
+        let uuid = try #require(stack.store.identifier)
+        #expect(uuid == stack.coordinator.metadata(for: stack.store)[NSStoreUUIDKey] as? String)
+        #expect(employee.objectID.uriRepresentation().absoluteString == "x-coredata://\(uuid)/Employee/p1")
+    }
+
+    @Test func managedObjectIDForURIRepresentationResolvesPermanentURIsOnly() throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let uri = id.uriRepresentation()
+        let resolved = try #require(stack.coordinator.managedObjectID(forURIRepresentation: uri))
+        #expect(resolved == id)
+        #expect(stack.context.object(with: resolved).string("name") == "Ann")
+
+        let temporary = stack.insert("Employee", ["name": "Bob"]).objectID.uriRepresentation()
+        #expect(stack.coordinator.managedObjectID(forURIRepresentation: temporary) == nil)
+        let otherStore = try #require(URL(string: "x-coredata://\(UUID().uuidString)/Employee/p1"))
+        #expect(stack.coordinator.managedObjectID(forURIRepresentation: otherStore) == nil)
+        let noEntity = try #require(URL(string: "x-coredata://\(stack.store.identifier!)/Nobody/p1"))
+        #expect(stack.coordinator.managedObjectID(forURIRepresentation: noEntity) == nil)
+    }
+}
+
+@Suite("Context: deleting and delete rules")
+struct DeleteRuleTests {
+    @Test func deleteOnlyMarksTheObjectAndNullifyRunsAtProcessPendingChanges() throws {
+        let stack = try TestStack()
+        let department = stack.insert("Department", ["name": "R&D"])
+        let employee = stack.insert("Employee", ["name": "Ann", "department": department])
+        try stack.context.save()
+
+        stack.context.delete(employee)
+        #expect(employee.isDeleted)
+        #expect(stack.context.deletedObjects == [employee])
+        #expect(department.objects("employees").contains(employee))
+        stack.context.processPendingChanges()
+        #expect(department.objects("employees").isEmpty)
+        #expect(!department.isDeleted)
+        #expect(department.isUpdated)
+
+        // The other way round: deleting the to-many side clears the to-one side.
+        let ops = stack.insert("Department", ["name": "Ops"])
+        let bob = stack.insert("Employee", ["name": "Bob", "department": ops])
+        try stack.context.save()
+        stack.context.delete(ops)
+        #expect(bob.object("department") === ops)
+        stack.context.processPendingChanges()
+        #expect(bob.object("department") == nil)
+        #expect(!bob.isDeleted)
+    }
+
+    @Test func cascadeDeletesTheDestinationsAtProcessPendingChanges() throws {
+        let stack = try TestStack()
+        let company = stack.insert("Company", ["name": "Acme"])
+        let department = stack.insert("Department", ["name": "R&D", "company": company])
+        let employee = stack.insert("Employee", ["name": "Ann", "department": department])
+        let task = stack.insert("Task", ["title": "Test", "owner": employee])
+        let badge = stack.insert("Badge", ["number": 7, "holder": employee])
+        try stack.context.save()
+
+        stack.context.delete(company)
+        #expect(!department.isDeleted)
+        stack.context.processPendingChanges()
+        #expect(department.isDeleted)
+        #expect(!employee.isDeleted)
+        #expect(employee.object("department") == nil)
+
+        stack.context.delete(employee)
+        stack.context.processPendingChanges()
+        #expect(task.isDeleted)
+        #expect(badge.isDeleted)
+        #expect(stack.context.deletedObjects == [company, department, employee, task, badge])
+        try stack.context.save()
+        let other = stack.newContext()
+        for entity in ["Company", "Department", "Employee", "Task", "Badge"] {
+            #expect(try stack.fetch(entity, in: other).isEmpty, "\(entity)")
+        }
+    }
+
+    @Test func denyMakesTheSaveFailWith1600WhileTheDestinationIsNotEmpty() throws {
+        let stack = try TestStack()
+        let manager = stack.insert("Manager", ["name": "Meg"])
+        let report = stack.insert("Employee", ["name": "Ann", "manager": manager])
+        try stack.context.save()
+
+        stack.context.delete(manager)
+        stack.context.processPendingChanges()
+        #expect(report.object("manager") === manager)
+        #expect(throws: NSError.self) { try manager.validateForDelete() }
+        let error = try #require(stack.context.saveError())
+        #expect(error.code == NSValidationRelationshipDeniedDeleteError)
+        #expect(error.code == 1600)
+        #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "reports")
+        #expect(error.userInfo[NSValidationObjectErrorKey] as? NSManagedObject === manager)
+        #expect(error.localizedDescription == "Items cannot be deleted from reports.")
+        #expect(manager.isDeleted)
+        #expect(try stack.fetch("Manager", in: stack.newContext()).count == 1)
+
+        // Once nothing is left at the destination the delete goes through.
+        report.setValue(nil, forKey: "manager")
+        try stack.context.save()
+        #expect(try stack.fetch("Manager", in: stack.newContext()).isEmpty)
+    }
+
+    @Test func noActionLeavesTheInverseDangling() throws {
+        let stack = try TestStack()
+        let reviewer = stack.insert("Employee", ["name": "Rita"])
+        let task = stack.insert("Task", ["title": "Review", "reviewer": reviewer])
+        try stack.context.save()
+        stack.context.delete(task)
+        stack.context.processPendingChanges()
+        #expect(task.isDeleted)
+        #expect(reviewer.objects("reviewedTasks").contains(task))
+        #expect(!reviewer.isUpdated)
+    }
+
+    @Test func anObjectInsertedAndDeletedBeforeASaveDisappears() throws {
+        let stack = try TestStack()
+        let recorder = NotificationRecorder([.NSManagedObjectContextDidSave], object: stack.context)
+        let ghost = stack.insert("Employee", ["name": "Ghost"])
+        let kept = stack.insert("Employee", ["name": "Kept"])
+        stack.context.delete(ghost)
+        #expect(ghost.isInserted && ghost.isDeleted)
+        #expect(stack.context.insertedObjects.contains(ghost))
+        #expect(stack.context.deletedObjects.contains(ghost))
+
+        stack.context.processPendingChanges()
+        #expect(!stack.context.insertedObjects.contains(ghost))
+        #expect(!stack.context.deletedObjects.contains(ghost))
+        #expect(!ghost.isInserted && !ghost.isDeleted)
+        #expect(ghost.managedObjectContext == nil)
+
+        try stack.context.save()
+        let saved = try #require(recorder.named(.NSManagedObjectContextDidSave).first?.userInfo)
+        #expect(saved[NSInsertedObjectsKey] as? Set<NSManagedObject> == [kept])
+        #expect((saved[NSDeletedObjectsKey] as? Set<NSManagedObject> ?? []).isEmpty)
+        #expect(try stack.stored("Employee") { $0.string("name") } == ["Kept"])
+    }
+}
+
+@Suite("Context: saving")
+struct SaveTests {
+    /// Saved "D" and "U" realized in the stack's context; then "I" inserted, "U" changed, "D" deleted.
+    static func changes() throws -> (TestStack, HookLog, inserted: NSManagedObject, updated: NSManagedObject, deleted: NSManagedObject) {
+        let (stack, log) = try TestStack.hooked()
+        let d = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "D"]))
+        let u = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "U"]))
+        let i = stack.insert("Employee", ["name": "I"])
+        u.setValue(41, forKey: "age")
+        stack.context.delete(d)
+        log.clear()
+        return (stack, log, i, u, d)
+    }
+
+    @Test func saveValidatesAndCallsWillSavePerSetThenDidSaveBetweenItsNotifications() throws {
+        let (stack, log, _, _, _) = try Self.changes()
+        try stack.context.save()
+        let steps = log.events.filter { event in
+            ["notification WillSave", "notification DidSave", "validateFor", "willSave", "didSave"].contains { event.hasPrefix($0) }
+        }
+        #expect(Array(steps.prefix(7)) == [
+            "notification WillSave",
+            "validateForDelete D", "willSave D",
+            "validateForInsert I", "willSave I",
+            "validateForUpdate U", "willSave U",
+        ])
+        #expect(Set(steps.dropFirst(7).prefix(3)) == ["didSave D", "didSave I", "didSave U"])
+        #expect(Array(steps.dropFirst(10)) == ["notification DidSave", "notification DidSaveObjectIDs"])
+    }
+
+    @Test func didSaveNotificationsListTheSavedObjectsAndTheirIDs() throws {
+        let (stack, _, inserted, updated, deleted) = try Self.changes()
+        let deletedID = deleted.objectID
+        let recorder = NotificationRecorder([.NSManagedObjectContextDidSave, .NSManagedObjectContextDidSaveObjectIDs], object: stack.context)
+        try stack.context.save()
+        let objects = try #require(recorder.named(.NSManagedObjectContextDidSave).first?.userInfo)
+        #expect(objects[NSInsertedObjectsKey] as? Set<NSManagedObject> == [inserted])
+        #expect(objects[NSUpdatedObjectsKey] as? Set<NSManagedObject> == [updated])
+        #expect(objects[NSDeletedObjectsKey] as? Set<NSManagedObject> == [deleted])
+        let ids = try #require(recorder.named(.NSManagedObjectContextDidSaveObjectIDs).first?.userInfo)
+        #expect(ids[NSInsertedObjectIDsKey] as? Set<NSManagedObjectID> == [inserted.objectID])
+        #expect(ids[NSUpdatedObjectIDsKey] as? Set<NSManagedObjectID> == [updated.objectID])
+        #expect(ids[NSDeletedObjectIDsKey] as? Set<NSManagedObjectID> == [deletedID])
+        #expect(!inserted.objectID.isTemporaryID)
+    }
+
+    @Test func aFailedSaveLeavesTheStoreAndTheContextsChangesAsTheyWere() throws {
+        let stack = try TestStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let danID = try stack.seed("Employee", ["name": "Dan"])
+        let ann = try stack.context.existingObject(with: annID)
+        ann.setValue(31, forKey: "age")
+        stack.context.delete(try stack.context.existingObject(with: danID))
+        let valid = stack.insert("Employee", ["name": "Val"])
+        let invalid = stack.insert("Employee")
+
+        #expect(stack.context.saveError()?.code == NSValidationMissingMandatoryPropertyError)
+        #expect(try stack.stored("Employee", sortedBy: "name") { $0.string("name") } == ["Ann", "Dan"])
+        #expect(try stack.stored("Employee", sortedBy: "name") { $0.int("age") }.first == 30)
+        #expect(stack.context.insertedObjects == [valid, invalid])
+        #expect(stack.context.updatedObjects == [ann])
+        #expect(stack.context.deletedObjects.map(\.objectID) == [danID])
+        #expect(ann.int("age") == 31)
+        #expect(invalid.objectID.isTemporaryID)
+
+        invalid.setValue("Fix", forKey: "name")
+        try stack.context.save()
+        #expect(try stack.stored("Employee", sortedBy: "name") { $0.string("name") } == ["Ann", "Fix", "Val"])
+        #expect(try stack.stored("Employee", sortedBy: "name") { $0.int("age") }.first == 31)
+    }
+}
+
+@Suite("Context: validation")
+struct ValidationTests {
+    @Test func aMissingRequiredValueFailsWith1570() throws {
+        let stack = try TestStack()
+        let employee = stack.insert("Employee")
+        let error = try #require(stack.context.saveError())
+        #expect(error.domain == NSCocoaErrorDomain)
+        #expect(error.code == 1570)
+        #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "name")
+        #expect(error.userInfo[NSValidationObjectErrorKey] as? NSManagedObject === employee)
+        #expect(error.userInfo[NSValidationValueErrorKey] == nil)
+        #expect(error.localizedDescription == "name is a required value.")
+    }
+
+    @Test(arguments: [(200, 1610, "age is too large."), (-1, 1620, "age is too small.")])
+    func aNumberOutOfRangeFailsWithTheCodeItsPredicateCarries(age: Int, code: Int, message: String) throws {
+        let stack = try TestStack()
+        stack.insert("Employee", ["name": "Ann", "age": age])
+        let error = try #require(stack.context.saveError())
+        #expect(error.code == code)
+        #expect(error.localizedDescription == message)
+        #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "age")
+        #expect((error.userInfo[NSValidationValueErrorKey] as? NSNumber)?.intValue == age)
+        #expect(error.userInfo[NSValidationPredicateErrorKey] is NSPredicate)
+    }
+
+    @Test func aStringNotMatchingItsPatternFailsWith1680() throws {
+        let stack = try TestStack()
+        stack.insert("Employee", ["name": "Ann", "email": "not an address"])
+        let error = try #require(stack.context.saveError())
+        #expect(error.code == NSValidationStringPatternMatchingError)
+        #expect(error.localizedDescription == "email is invalid.")
+    }
+
+    @Test func aStringWarningFailsWith1550AndItsLocalizedErrorString() throws {
+        let stack = try TestStack(model: TestModel.make { _, model in
+            model.localizationDictionary = ["ErrorString/SalaryNegative": "A salary cannot be negative."]
+        })
+        stack.insert("Employee", ["name": "Ann", "salary": -5.0])
+        let error = try #require(stack.context.saveError())
+        #expect(error.code == NSManagedObjectValidationError)
+        #expect(error.code == 1550)
+        #expect(error.localizedDescription == "A salary cannot be negative.")
+        #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "salary")
+
+        let plain = try TestStack()
+        plain.insert("Employee", ["name": "Ann", "salary": -5.0])
+        #expect(plain.context.saveError()?.localizedDescription == "SalaryNegative")
+    }
+
+    @Test func severalFailuresFailWith1560AndTheErrorsUnderNSDetailedErrorsKey() throws {
+        let stack = try TestStack()
+        stack.insert("Employee", ["age": 200])
+        stack.insert("Employee", ["name": "Ann", "email": "nope"])
+        let error = try #require(stack.context.saveError())
+        #expect(error.code == NSValidationMultipleErrorsError)
+        #expect(error.code == 1560)
+        #expect(error.localizedDescription == "Multiple validation errors occurred.")
+        let details = try #require(error.userInfo[NSDetailedErrorsKey] as? [NSError])
+        #expect(details.map(\.code).sorted() == [1570, 1610, 1680])
+        for detail in details { #expect(detail.userInfo[NSValidationObjectErrorKey] is NSManagedObject) }
+    }
+
+    @Test func messagesNameEntitiesAndPropertiesThroughTheLocalizationDictionary() throws {
+        let stack = try TestStack(model: TestModel.make { _, model in
+            model.localizationDictionary = ["Property/age/Entity/Employee": "Age in years", "Property/name": "Full name"]
+        })
+        stack.insert("Employee", ["age": 200])
+        let error = try #require(stack.context.saveError())
+        let messages = Set((error.userInfo[NSDetailedErrorsKey] as? [NSError] ?? []).map(\.localizedDescription))
+        #expect(messages == ["Age in years is too large.", "Full name is a required value."])
+    }
+
+    @Test func toManyCountsAreValidatedOnTheSet() throws {
+        let stack = try TestStack(model: TestModel.make { entities, _ in
+            let members = entities["Project"]!.relationshipsByName["members"]!
+            members.minCount = 1
+            members.maxCount = 2
+        })
+        let empty = stack.insert("Project", ["title": "Empty"])
+        let error = try #require(stack.context.saveError())
+        #expect(error.code == NSValidationRelationshipLacksMinimumCountError)
+        #expect(error.localizedDescription == "Too few items in members.")
+        stack.context.delete(empty)
+
+        let people = ["A", "B", "C"].map { stack.insert("Employee", ["name": $0]) }
+        stack.insert("Project", ["title": "Crowded", "members": Set(people)])
+        let tooMany = try #require(stack.context.saveError())
+        #expect(tooMany.code == NSValidationRelationshipExceedsMaximumCountError)
+        #expect(tooMany.localizedDescription == "Too many items in members.")
+    }
+
+    @Test func validateValueForKeyChecksTheModelsConstraints() throws {
+        let stack = try TestStack()
+        let employee = stack.insert("Employee", ["name": "Ann"])
+        var tooOld: Any? = 200
+        let error = try #require(throws: NSError.self) { try employee.validateValue(&tooOld, forKey: "age") }
+        #expect(error.code == NSValidationNumberTooLargeError)
+        var fine: Any? = 40
+        try employee.validateValue(&fine, forKey: "age")
+        var missing: Any? = nil
+        #expect(throws: NSError.self) { try employee.validateValue(&missing, forKey: "name") }
+    }
+
+    @Test func validateKeyMethodsRunThroughValidateValueAndAtSave() throws {
+        let (stack, _) = try TestStack.hooked()
+        let employee = try #require(stack.insert("Employee", ["name": "Ann"]) as? HookedEmployee)
+        var padded: Any? = "  Bob  "
+        try employee.validateValue(&padded, forKey: "name")
+        #expect(padded as? String == "Bob")
+        #expect(employee.count("validateName") == 1)
+
+        var nobody: Any? = "Nobody"
+        let direct = try #require(throws: NSError.self) { try employee.validateValue(&nobody, forKey: "name") }
+        #expect(direct.domain == "HookedEmployee")
+
+        employee.setValue("Nobody", forKey: "name")
+        let error = try #require(stack.context.saveError())
+        #expect(error.domain == "HookedEmployee")
+        #expect(error.code == 42)
+    }
+}
+
+@Suite("Context: rollback, reset and refresh")
+struct DiscardingChangesTests {
+    @Test func rollbackRestoresTheLastSavedState() throws {
+        let stack = try TestStack()
+        let department = stack.insert("Department", ["name": "R&D"])
+        let ann = stack.insert("Employee", ["name": "Ann", "age": 30, "department": department])
+        let dan = stack.insert("Employee", ["name": "Dan"])
+        try stack.context.save()
+
+        ann.setValue(31, forKey: "age")
+        let ops = stack.insert("Department", ["name": "Ops"])
+        ann.setValue(ops, forKey: "department")
+        stack.context.delete(dan)
+        let eve = stack.insert("Employee", ["name": "Eve"])
+        stack.context.processPendingChanges()
+
+        stack.context.rollback()
+        #expect(!stack.context.hasChanges)
+        #expect(ann.int("age") == 30)
+        #expect(ann.object("department") === department)
+        #expect(department.objects("employees") == [ann])
+        #expect(!dan.isDeleted)
+        #expect(dan.string("name") == "Dan")
+        for object in [eve, ops] {
+            #expect(!object.isInserted)
+            #expect(object.managedObjectContext == nil)
+        }
+        #expect(try stack.fetch("Employee").count == 2)
+    }
+
+    @Test func rollbackEmptiesTheUndoStack() throws {
+        let stack = try TestStack()
+        #expect(stack.context.undoManager == nil)
+        let undoManager = UndoManager()
+        stack.context.undoManager = undoManager
+        undoManager.registerUndo(withTarget: stack.context) { _ in }
+        #expect(undoManager.canUndo)
+        stack.context.rollback()
+        #expect(!undoManager.canUndo)
+    }
+
+    @Test func resetForgetsEveryRegisteredObject() throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let ann = try stack.context.existingObject(with: id)
+        ann.setValue("Anna", forKey: "name")
+        let bob = stack.insert("Employee", ["name": "Bob"])
+        let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: stack.context)
+
+        stack.context.reset()
+        #expect(stack.context.registeredObjects.isEmpty)
+        #expect(!stack.context.hasChanges)
+        #expect(stack.context.registeredObject(for: id) == nil)
+        for object in [ann, bob] {
+            #expect(object.managedObjectContext == nil)
+            #expect(object.isFault)
+            #expect(!object.hasChanges)
+        }
+        #expect(recorder.notifications.last?.userInfo?[NSInvalidatedAllObjectsKey] != nil)
+        let again = try #require(try stack.fetch("Employee").first)
+        #expect(again !== ann)
+        #expect(again.string("name") == "Ann")
+    }
+
+    @Test func refreshWithoutMergeDropsChangesAndFaultsTheObject() throws {
+        let stack = try TestStack()
+        let ann = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Ann"]))
+        ann.setValue("Anna", forKey: "name")
+        stack.context.refresh(ann, mergeChanges: false)
+        #expect(ann.isFault)
+        #expect(!ann.isUpdated)
+        #expect(!stack.context.hasChanges)
+        #expect(ann.string("name") == "Ann")
+    }
+
+    @Test func refreshWithoutMergeAlsoDropsAPendingDelete() throws {
+        let stack = try TestStack()
+        let ann = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Ann"]))
+        stack.context.delete(ann)
+        stack.context.refresh(ann, mergeChanges: false)
+        #expect(!ann.isDeleted)
+        #expect(ann.isFault)
+        #expect(stack.context.deletedObjects.isEmpty)
+        #expect(!stack.context.hasChanges)
+        try stack.context.save()
+        #expect(try stack.stored("Employee") { $0.string("name") } == ["Ann"])
+    }
+
+    @Test func refreshWithMergeRereadsTheStoreAndKeepsPendingChangesOnTop() throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let ann = try stack.context.existingObject(with: id)
+        ann.setValue("Anna", forKey: "name")
+        let other = stack.newContext()
+        try other.existingObject(with: id).setValue(44, forKey: "age")
+        try other.save()
+
+        stack.context.refresh(ann, mergeChanges: true)
+        #expect(!ann.isFault)
+        #expect(ann.isUpdated)
+        #expect(ann.string("name") == "Anna")
+        #expect(ann.int("age") == 44)
+        #expect(Set(ann.changedValues().keys) == ["name"])
+        try stack.context.save()
+        #expect(try stack.stored("Employee") { "\($0.string("name") ?? "") \($0.int("age") ?? 0)" } == ["Anna 44"])
+    }
+
+    @Test func refreshAllObjectsKeepsChangedObjectsAndFaultsTheOthers() throws {
+        let stack = try TestStack()
+        let ann = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Ann"]))
+        let bob = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Bob"]))
+        ann.setValue("Anna", forKey: "name")
+        stack.context.refreshAllObjects()
+        #expect(!ann.isFault)
+        #expect(ann.string("name") == "Anna")
+        #expect(ann.isUpdated)
+        #expect(bob.isFault)
+    }
+}
+
+@Suite("Context: fetching with pending changes")
+struct PendingChangesFetchTests {
+    /// Ann (30) saved and realized, then changed to 60 in memory; Bob (70) inserted, not saved.
+    static func changedStack() throws -> (TestStack, ann: NSManagedObject, bob: NSManagedObject) {
+        let stack = try TestStack()
+        let ann = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Ann", "age": 30]))
+        ann.setValue(60, forKey: "age")
+        let bob = stack.insert("Employee", ["name": "Bob", "age": 70])
+        return (stack, ann, bob)
+    }
+
+    @Test func aFetchSeesUnsavedInsertsUpdatedValuesAndDeletes() throws {
+        let (stack, ann, bob) = try Self.changedStack()
+        #expect(try stack.fetch("Employee", "name == 'Bob'") == [bob])
+        #expect(try stack.fetch("Employee", "age > 50", sortedBy: "name") == [ann, bob])
+        #expect(try stack.fetch("Employee", "age < 40").isEmpty)
+        stack.context.delete(ann)
+        #expect(try stack.fetch("Employee") == [bob])
+    }
+
+    @Test func withoutPendingChangesAFetchSeesOnlyTheStore() throws {
+        let (stack, ann, _) = try Self.changedStack()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        request.includesPendingChanges = false
+        request.predicate = NSPredicate(format: "age > 50")
+        #expect(try stack.context.fetch(request).isEmpty)
+        request.predicate = NSPredicate(format: "age < 40")
+        let found = try stack.context.fetch(request)
+        #expect(found == [ann])
+        #expect(ann.int("age") == 60)
+    }
+
+    @Test func dictionaryResultsSeeOnlyTheStore() throws {
+        let (stack, _, _) = try Self.changedStack()
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["name", "age"]
+        let rows = try stack.context.fetch(request)
+        #expect(rows.count == 1)
+        #expect(rows.first?["name"] as? String == "Ann")
+        #expect((rows.first?["age"] as? NSNumber)?.intValue == 30)
+    }
+
+    @Test func aFetchNeverOverwritesTheValuesOfARealizedObject() throws {
+        let stack = try TestStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let bobID = try stack.seed("Employee", ["name": "Bob", "age": 40])
+        let ann = try stack.context.existingObject(with: annID)
+        let bob = try stack.context.existingObject(with: bobID)
+        ann.setValue("ann@example.com", forKey: "email")
+        let other = stack.newContext()
+        for id in [annID, bobID] {
+            let elsewhere = try other.existingObject(with: id)
+            elsewhere.setValue(44, forKey: "age")
+            elsewhere.setValue("other@example.com", forKey: "email")
+        }
+        try other.save()
+
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        request.returnsObjectsAsFaults = false
+        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+        #expect(try stack.context.fetch(request) == [ann, bob])
+        #expect(ann.int("age") == 30)
+        #expect(ann.string("email") == "ann@example.com")
+        #expect(bob.int("age") == 40)
+        #expect(bob.string("email") == nil)
+        #expect(!bob.hasChanges)
+    }
+
+    @Test func fetchLimitIsAppliedAfterPendingInsertsAreMerged() throws {
+        let stack = try TestStack()
+        for age in [10, 20, 30] { try stack.seed("Employee", ["name": "Saved \(age)", "age": age]) }
+        stack.insert("Employee", ["name": "New", "age": 5])
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true)]
+        request.fetchLimit = 2
+        #expect(try stack.context.fetch(request).map { $0.int("age") } == [5, 10])
+    }
+
+    @Test func countIncludesPendingChangesUnlessAskedNotTo() throws {
+        let stack = try TestStack()
+        let first = try stack.seed("Employee", ["name": "A"])
+        for name in ["B", "C"] { try stack.seed("Employee", ["name": name]) }
+        stack.insert("Employee", ["name": "D"])
+        stack.insert("Employee", ["name": "E"])
+        stack.context.delete(stack.context.object(with: first))
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        #expect(try stack.context.count(for: request) == 4)
+        request.fetchLimit = 3
+        #expect(try stack.context.count(for: request) == 3)
+        request.fetchLimit = 0
+        request.includesPendingChanges = false
+        #expect(try stack.context.count(for: request) == 3)
+    }
+}
+
+@Suite("Context: inaccessible faults")
+struct InaccessibleFaultTests {
+    @Test func byDefaultAFaultWhoseRowIsGoneBecomesADeletedObjectWithNilValues() throws {
+        let stack = try TestStack()
+        #expect(stack.context.shouldDeleteInaccessibleFaults)
+        let id = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let ann = stack.context.object(with: id)
+        let other = stack.newContext()
+        other.delete(try other.existingObject(with: id))
+        try other.save()
+
+        #expect(ann.string("name") == nil)
+        #expect(ann.value(forKey: "age") == nil)
+        #expect(ann.isDeleted)
+        #expect(!ann.isFault)
+        #expect(stack.context.deletedObjects.contains(ann))
+        // Skipped by validation (its required name is nil) and by the store; gone after the save.
+        try stack.context.save()
+        #expect(ann.managedObjectContext == nil)
+        #expect(!stack.context.hasChanges)
+    }
+
+    @Test func withShouldDeleteInaccessibleFaultsFalseFiringSuchAFaultStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let stack = try TestStack()
+            stack.context.shouldDeleteInaccessibleFaults = false
+            let id = try stack.seed("Employee", ["name": "Ann"])
+            let ann = stack.context.object(with: id)
+            let other = stack.newContext()
+            other.delete(try other.existingObject(with: id))
+            try other.save()
+            _ = ann.value(forKey: "name")
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("CoreData could not fulfill a fault"))
+    }
+}
+
+@Suite("Context: ObjectsDidChange")
+struct ObjectsDidChangeTests {
+    @Test func objectsDidChangeIsPostedAtProcessPendingChangesWithTheChangedObjects() throws {
+        let stack = try TestStack()
+        let updated = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "U"]))
+        let deleted = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "D"]))
+        let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: stack.context)
+        let inserted = stack.insert("Employee", ["name": "I"])
+        updated.setValue(41, forKey: "age")
+        stack.context.delete(deleted)
+        #expect(recorder.notifications.isEmpty)
+
+        stack.context.processPendingChanges()
+        let notifications = recorder.named(.NSManagedObjectContextObjectsDidChange)
+        #expect(notifications.count == 1)
+        let note = try #require(notifications.first)
+        #expect(note.object as? NSManagedObjectContext === stack.context)
+        #expect(note.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject> == [inserted])
+        #expect(note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> == [updated])
+        #expect(note.userInfo?[NSDeletedObjectsKey] as? Set<NSManagedObject> == [deleted])
+
+        stack.context.processPendingChanges()
+        #expect(recorder.notifications.count == 1)
+    }
+
+    @Test func refreshedObjectsAreReportedUnderTheRefreshedKey() throws {
+        let stack = try TestStack()
+        let ann = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Ann"]))
+        let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: stack.context)
+        stack.context.refresh(ann, mergeChanges: false)
+        stack.context.processPendingChanges()
+        #expect(recorder.notifications.first?.userInfo?[NSRefreshedObjectsKey] as? Set<NSManagedObject> == [ann])
+    }
+
+    @Test func notificationNamesAndUserInfoKeysAreApplesStrings() {
+        #expect(Notification.Name.NSManagedObjectContextObjectsDidChange.rawValue == "NSObjectsChangedInManagingContextNotification")
+        #expect(Notification.Name.NSManagedObjectContextWillSave.rawValue == "NSManagingContextWillSaveChangesNotification")
+        #expect(Notification.Name.NSManagedObjectContextDidSave.rawValue == "NSManagingContextDidSaveChangesNotification")
+        #expect(Notification.Name.NSManagedObjectContextDidSaveObjectIDs.rawValue == "NSManagedObjectContextDidSaveObjectIDsNotification")
+        #expect(NSManagedObjectContext.didSaveObjectsNotification == .NSManagedObjectContextDidSave)
+        #expect([NSInsertedObjectsKey, NSUpdatedObjectsKey, NSDeletedObjectsKey, NSRefreshedObjectsKey, NSInvalidatedObjectsKey, NSInvalidatedAllObjectsKey]
+                == ["inserted", "updated", "deleted", "refreshed", "invalidated", "invalidatedAll"])
+        #expect([NSInsertedObjectIDsKey, NSUpdatedObjectIDsKey, NSDeletedObjectIDsKey]
+                == ["inserted_objectIDs", "updated_objectIDs", "deleted_objectIDs"])
+        #expect(NSManagedObjectContext.NotificationKey.insertedObjects.rawValue == NSInsertedObjectsKey)
+    }
+}
+
+@Suite("Context: fetch request options")
+struct FetchRequestOptionTests {
+    /// Ann (30, 100.0, R&D), Bob (30, 200.0, R&D), Cid (40, 50.0, no department), and a manager Meg (50,
+    /// 300.0), all saved.
+    static func staff() throws -> TestStack {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let department = stack.insert("Department", ["name": "R&D"], into: seeding)
+        stack.insert("Employee", ["name": "Ann", "age": 30, "salary": 100.0, "department": department], into: seeding)
+        stack.insert("Employee", ["name": "Bob", "age": 30, "salary": 200.0, "department": department], into: seeding)
+        stack.insert("Employee", ["name": "Cid", "age": 40, "salary": 50.0], into: seeding)
+        stack.insert("Manager", ["name": "Meg", "age": 50, "salary": 300.0], into: seeding)
+        try seeding.save()
+        return stack
+    }
+
+    @Test func objectIDResultsIncludePendingInserts() throws {
+        let stack = try Self.staff()
+        let new = stack.insert("Employee", ["name": "New"])
+        let request = NSFetchRequest<NSManagedObjectID>(entityName: "Employee")
+        request.resultType = .managedObjectIDResultType
+        let ids = try stack.context.fetch(request)
+        #expect(ids.count == 5)
+        #expect(ids.contains(new.objectID))
+    }
+
+    @Test func countResultTypeAnswersOneNumber() throws {
+        let stack = try Self.staff()
+        let request = NSFetchRequest<NSNumber>(entityName: "Employee")
+        request.resultType = .countResultType
+        request.predicate = NSPredicate(format: "age == 30")
+        #expect(try stack.context.fetch(request).map(\.intValue) == [2])
+    }
+
+    @Test func dictionaryResultsHoldThePropertiesToFetchWithRelationshipsAsIDs() throws {
+        let stack = try Self.staff()
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["name", "department"]
+        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+        let rows = try stack.context.fetch(request)
+        #expect(rows.count == 4)
+        #expect(Set(rows[0].allKeys.compactMap { $0 as? String }) == ["name", "department"])
+        #expect(rows[0]["department"] is NSManagedObjectID)
+        #expect(rows[2]["name"] as? String == "Cid")
+        #expect(rows[2]["department"] == nil)
+    }
+
+    @Test func groupingWithASumAndAHavingPredicate() throws {
+        let stack = try Self.staff()
+        let total = NSExpressionDescription()
+        total.name = "total"
+        total.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "salary")])
+        total.expressionResultType = .doubleAttributeType
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["age", total]
+        request.propertiesToGroupBy = ["age"]
+        request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true)]
+        let groups = try stack.context.fetch(request)
+        #expect(groups.map { ($0["age"] as? NSNumber)?.intValue } == [30, 40, 50])
+        #expect(groups.map { ($0["total"] as? NSNumber)?.doubleValue } == [300, 50, 300])
+
+        request.havingPredicate = NSPredicate(format: "total > 100")
+        #expect(try stack.context.fetch(request).map { ($0["age"] as? NSNumber)?.intValue } == [30, 50])
+    }
+
+    @Test func returnsDistinctResultsDropsRepeatedDictionaries() throws {
+        let stack = try Self.staff()
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["age"]
+        #expect(try stack.context.fetch(request).count == 4)
+        request.returnsDistinctResults = true
+        #expect(try stack.context.fetch(request).count == 3)
+    }
+
+    @Test func fetchOffsetSkipsTheFirstResults() throws {
+        let stack = try Self.staff()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+        request.fetchOffset = 1
+        request.fetchLimit = 2
+        #expect(try stack.context.fetch(request).map { $0.string("name") } == ["Bob", "Cid"])
+    }
+
+    @Test func includesSubentitiesDecidesWhetherManagersAreFetchedAsEmployees() throws {
+        let stack = try Self.staff()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        #expect(try stack.context.fetch(request).count == 4)
+        request.includesSubentities = false
+        #expect(try stack.context.fetch(request).contains { $0.entity.name == "Manager" } == false)
+        #expect(try stack.context.fetch(request).count == 3)
+    }
+
+    @Test func prefetchingLoadsTheRelationshipKeyPaths() throws {
+        let stack = try Self.staff()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        request.predicate = NSPredicate(format: "name == 'Ann'")
+        request.relationshipKeyPathsForPrefetching = ["department"]
+        let ann = try #require(try stack.context.fetch(request).first)
+        #expect(!ann.hasFault(forRelationshipNamed: "department"))
+        #expect(ann.object("department")?.isFault == false)
+    }
+
+    @Test func executeRunsTheRequestInTheContextThatIsPerforming() throws {
+        let stack = try Self.staff()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        request.predicate = NSPredicate(format: "age == 30")
+        let found = try stack.context.performAndWait { try request.execute() }
+        #expect(found.count == 2)
+        #expect(found.allSatisfy { $0.managedObjectContext === stack.context })
+    }
+}
+
+@Suite("Context: perform")
+struct PerformTests {
+    @Test func performRunsTheBlockLaterOnTheContextsQueueAndProcessesPendingChanges() async throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: context)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            context.perform {
+                _ = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+                context.perform { done.resume() }
+            }
+        }
+        #expect(recorder.notifications.count == 1)
+        #expect(context.performAndWait { context.insertedObjects.count } == 1)
+    }
+
+    @Test func performAndWaitIsReentrant() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let value = context.performAndWait {
+            context.performAndWait { 42 }
+        }
+        #expect(value == 42)
+    }
+
+    @Test func asyncPerformReturnsTheBlocksResult() async throws {
+        let stack = try Self.seeded()
+        let context = stack.context
+        let names = try await context.perform {
+            try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Employee")).compactMap { $0.string("name") }
+        }
+        #expect(names == ["Ann"])
+    }
+
+    @Test func theEndOfAPerformAndWaitBlockProcessesPendingChanges() throws {
+        let stack = try TestStack()
+        let department = stack.insert("Department", ["name": "R&D"])
+        let employee = stack.insert("Employee", ["name": "Ann", "department": department])
+        try stack.context.save()
+        stack.context.performAndWait { stack.context.delete(employee) }
+        #expect(department.objects("employees").isEmpty)
+    }
+
+    static func seeded() throws -> TestStack {
+        let stack = try TestStack()
+        try stack.seed("Employee", ["name": "Ann"])
+        return stack
+    }
+}
+
+/// A store type registered by the tests: no data, metadata with a greeting.
+final class GreetingStore: NSPersistentStore, @unchecked Sendable {
+    static let typeName = "OCDGraphTests.Greeting"
+    override var type: String { Self.typeName }
+    override func loadMetadata() throws {
+        var metadata = freshMetadata()
+        metadata["Greeting"] = "hello"
+        self.metadata = metadata
+    }
+}
+
+@Suite("Coordinator and container")
+struct CoordinatorTests {
+    @Test func addingAStoreOfAnUnknownTypeFailsWith134000() throws {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        let error = try #require(throws: NSError.self) {
+            try coordinator.addPersistentStore(ofType: "NoSuchStore", configurationName: nil, at: nil, options: nil)
+        }
+        #expect(error.code == NSPersistentStoreInvalidTypeError)
+        #expect(error.code == 134000)
+        #expect(coordinator.persistentStores.isEmpty)
+    }
+
+    @Test func aRemovedStoreIsNoLongerTheCoordinators() throws {
+        let stack = try TestStack()
+        #expect(stack.store.persistentStoreCoordinator === stack.coordinator)
+        try stack.coordinator.remove(stack.store)
+        #expect(stack.coordinator.persistentStores.isEmpty)
+        #expect(stack.store.persistentStoreCoordinator == nil)
+        #expect(throws: NSError.self) { try stack.coordinator.remove(stack.store) }
+    }
+
+    @Test func metadataHoldsTheStoreTypeAndUUID() throws {
+        let stack = try TestStack()
+        let metadata = stack.coordinator.metadata(for: stack.store)
+        #expect(metadata[NSStoreTypeKey] as? String == NSInMemoryStoreType)
+        #expect(metadata[NSStoreUUIDKey] as? String == stack.store.identifier)
+        #expect(UUID(uuidString: stack.store.identifier) != nil)
+    }
+
+    @Test func aRegisteredStoreClassIsCreatedForItsType() throws {
+        NSPersistentStoreCoordinator.registerStoreClass(GreetingStore.self, type: GreetingStore.typeName)
+        #expect(NSPersistentStoreCoordinator.registeredStoreTypes[GreetingStore.typeName] != nil)
+        #expect(NSPersistentStoreCoordinator.registeredStoreTypes[NSInMemoryStoreType] != nil)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        let store = try coordinator.addPersistentStore(ofType: GreetingStore.typeName, configurationName: nil, at: nil)
+        #expect(store is GreetingStore)
+        #expect(coordinator.metadata(for: store)["Greeting"] as? String == "hello")
+        #expect(coordinator.metadata(for: store)[NSStoreTypeKey] as? String == GreetingStore.typeName)
+    }
+
+    @Test func aContainerLoadsAnInMemoryStoreAndHasOneViewContext() throws {
+        let container = Self.inMemoryContainer()
+        var reports: [(String, Error?)] = []
+        container.loadPersistentStores { description, error in reports.append((description.type, error)) }
+        #expect(reports.count == 1)
+        #expect(reports.first?.0 == NSInMemoryStoreType)
+        #expect(reports.first?.1 == nil)
+        #expect(container.persistentStoreCoordinator.persistentStores.map(\.type) == [NSInMemoryStoreType])
+        let view = container.viewContext
+        #expect(view === container.viewContext)
+        #expect(view.concurrencyType == .mainQueueConcurrencyType)
+        #expect(view.persistentStoreCoordinator === container.persistentStoreCoordinator)
+    }
+
+    @Test func backgroundContextsAreNewPrivateContextsOnTheContainersCoordinator() throws {
+        let container = Self.inMemoryContainer()
+        container.loadPersistentStores { _, _ in }
+        let background = container.newBackgroundContext()
+        #expect(background !== container.newBackgroundContext())
+        #expect(background.concurrencyType == .privateQueueConcurrencyType)
+        #expect(background.persistentStoreCoordinator === container.persistentStoreCoordinator)
+        try background.performAndWait {
+            NSEntityDescription.insertNewObject(forEntityName: "Company", into: background).setValue("Acme", forKey: "name")
+            try background.save()
+        }
+        let companies = try container.viewContext.fetch(NSFetchRequest<NSManagedObject>(entityName: "Company"))
+        #expect(companies.map { $0.string("name") } == ["Acme"])
+    }
+
+    @Test func performBackgroundTaskRunsTheBlockOnAPrivateContext() async throws {
+        let container = Self.inMemoryContainer()
+        container.loadPersistentStores { _, _ in }
+        let type = await withCheckedContinuation { (done: CheckedContinuation<NSManagedObjectContext.ConcurrencyType, Never>) in
+            container.performBackgroundTask { context in
+                NSEntityDescription.insertNewObject(forEntityName: "Company", into: context).setValue("Acme", forKey: "name")
+                try? context.save()
+                done.resume(returning: context.concurrencyType)
+            }
+        }
+        #expect(type == .privateQueueConcurrencyType)
+        let count = try await container.performBackgroundTask { context in
+            try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Company"))
+        }
+        #expect(count == 1)
+    }
+
+    static func inMemoryContainer() -> NSPersistentContainer {
+        let container = NSPersistentContainer(name: "GraphTests", managedObjectModel: TestModel.make())
+        let description = NSPersistentStoreDescription()
+        description.type = NSInMemoryStoreType
+        container.persistentStoreDescriptions = [description]
+        return container
+    }
+}

@@ -1,0 +1,472 @@
+import Foundation
+import Testing
+import OCDGraph
+import OCDModel
+import OCDStore
+import OCDPredicate
+import class OCDPredicate.NSPredicate
+
+// The "Life cycle" rules of spec/coredata-behaviours.md: the hooks a managed object gets, its flags and
+// its change bookkeeping. Hooks are observed through `HookedEmployee` (TestStack.swift).
+
+@Suite("Life cycle: insertion and awakeFromInsert")
+struct InsertionTests {
+    @Test func initEntityInsertIntoInsertsTheObjectAndAwakesItOnce() throws {
+        let (stack, _) = try TestStack.hooked()
+        let entity = try #require(stack.model.entitiesByName["Employee"])
+        let employee = HookedEmployee(entity: entity, insertInto: stack.context)
+        #expect(employee.isInserted)
+        #expect(employee.managedObjectContext === stack.context)
+        #expect(stack.context.insertedObjects.contains(employee))
+        #expect(employee.count("awakeFromInsert") == 1)
+    }
+
+    @Test func insertNewObjectCreatesAnObjectOfTheEntitysClassInsertedAndAwoken() throws {
+        let (stack, _) = try TestStack.hooked()
+        let object = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: stack.context)
+        let employee = try #require(object as? HookedEmployee)
+        #expect(employee.isInserted)
+        #expect(stack.context.insertedObjects == [employee])
+        #expect(employee.count("awakeFromInsert") == 1)
+    }
+
+    @Test func initContextFindsTheEntityOfTheClassAndInserts() throws {
+        let (stack, _) = try TestStack.hooked()
+        let employee = HookedEmployee(context: stack.context)
+        #expect(employee.entity.name == "Employee")
+        #expect(employee.isInserted)
+        #expect(employee.count("awakeFromInsert") == 1)
+    }
+
+    @Test func anObjectCreatedWithoutAContextAwakesWhenFirstInsertedOnly() throws {
+        let (stack, _) = try TestStack.hooked()
+        let entity = try #require(stack.model.entitiesByName["Employee"])
+        let employee = HookedEmployee(entity: entity, insertInto: nil)
+        #expect(!employee.isInserted)
+        #expect(employee.managedObjectContext == nil)
+        #expect(employee.count("awakeFromInsert") == 0)
+        stack.context.insert(employee)
+        stack.context.insert(employee)
+        #expect(employee.isInserted)
+        #expect(employee.count("awakeFromInsert") == 1)
+    }
+
+    @Test func modelDefaultValuesAreSetBeforeAwakeFromInsert() throws {
+        let (stack, _) = try TestStack.hooked()
+        let employee = HookedEmployee(context: stack.context)
+        #expect((employee.seen["awakeFromInsert.age"] as? NSNumber)?.intValue == 30)
+        #expect((employee.seen["awakeFromInsert.active"] as? NSNumber)?.boolValue == true)
+    }
+
+    @Test func awakeFromInsertRunsOnceInALifeEvenAcrossDeleteAndInsertAgain() throws {
+        let (stack, _) = try TestStack.hooked()
+        let employee = HookedEmployee(context: stack.context)
+        stack.context.delete(employee)
+        stack.context.insert(employee)
+        #expect(employee.isInserted)
+        #expect(!employee.isDeleted)
+        #expect(employee.count("awakeFromInsert") == 1)
+    }
+
+    @Test func primitiveValuesSetInAwakeFromInsertAreStartingValuesNotChanges() throws {
+        let (stack, log) = try TestStack.hooked()
+        log.awakeFromInsert = { $0.setPrimitiveValue("new@example.com", forKey: "email") }
+        let employee = stack.insert("Employee", ["name": "Ann"])
+        #expect(employee.string("email") == "new@example.com")
+        #expect(employee.changedValuesForCurrentEvent()["email"] == nil)
+        try stack.context.save()
+        #expect(try stack.stored("Employee") { $0.string("email") } == ["new@example.com"])
+    }
+}
+
+@Suite("Life cycle: awakeFromFetch")
+struct AwakeFromFetchTests {
+    @Test func awakeFromFetchRunsOnceWhenAFaultIsFilled() throws {
+        let (stack, _) = try TestStack.hooked()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let (context, _) = stack.newHookedContext()
+        let employee = try #require(context.object(with: id) as? HookedEmployee)
+        #expect(employee.isFault)
+        #expect(employee.count("awakeFromFetch") == 0)
+        #expect(employee.string("name") == "Ann")
+        #expect(!employee.isFault)
+        #expect(employee.count("awakeFromFetch") == 1)
+        #expect(employee.seen["awakeFromFetch.isFault"] as? Bool == false)
+        _ = employee.int("age")
+        #expect(employee.count("awakeFromFetch") == 1)
+
+        // Fetched objects are faults too, filled on first use.
+        try stack.seed("Employee", ["name": "Bob"])
+        let bob = try #require(try stack.fetch("Employee", "name == 'Bob'", in: context).first as? HookedEmployee)
+        #expect(bob.count("awakeFromFetch") == 0)
+        _ = bob.string("name")
+        #expect(bob.count("awakeFromFetch") == 1)
+    }
+
+    @Test func settingAValueInAwakeFromFetchDoesNotDirtyTheObject() throws {
+        let (stack, _) = try TestStack.hooked()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let (context, log) = stack.newHookedContext()
+        log.awakeFromFetch = { $0.setValue("warm", forKey: "cache") }
+        let employee = context.object(with: id)
+        _ = employee.string("name")
+        #expect(employee.string("cache") == "warm")
+        #expect(!employee.isUpdated)
+        #expect(!employee.hasChanges)
+        #expect(!context.hasChanges)
+        #expect(context.updatedObjects.isEmpty)
+        context.processPendingChanges()
+        #expect(log.events("notification ObjectsDidChange").isEmpty)
+    }
+}
+
+@Suite("Life cycle: awakeFromSnapshotEvents")
+struct SnapshotEventTests {
+    @Test func snapshotEventTypesHaveApplesRawValues() {
+        #expect(NSSnapshotEventType.undoInsertion.rawValue == 2)
+        #expect(NSSnapshotEventType.undoDeletion.rawValue == 4)
+        #expect(NSSnapshotEventType.undoUpdate.rawValue == 8)
+        #expect(NSSnapshotEventType.rollback.rawValue == 16)
+        #expect(NSSnapshotEventType.refresh.rawValue == 32)
+        #expect(NSSnapshotEventType.mergePolicy.rawValue == 64)
+    }
+
+    @Test func rollbackSendsTheRollbackEventToChangedObjects() throws {
+        let (stack, _) = try TestStack.hooked()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        try stack.seed("Employee", ["name": "Untouched"])
+        let all = try stack.fetch("Employee").compactMap { $0 as? HookedEmployee }
+        for employee in all { _ = employee.string("name") }
+        let ann = try #require(all.first { $0.objectID == id })
+        ann.setValue("Anna", forKey: "name")
+        stack.context.rollback()
+        #expect(ann.snapshotEvents == [.rollback])
+        #expect(ann.string("name") == "Ann")
+        #expect(all.first { $0 !== ann }?.snapshotEvents == [])
+    }
+
+    @Test func refreshWithMergeSendsTheRefreshEvent() throws {
+        let (stack, _) = try TestStack.hooked()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let ann = try #require(stack.context.existingObject(with: id) as? HookedEmployee)
+        ann.setValue(41, forKey: "age")
+        stack.context.refresh(ann, mergeChanges: true)
+        #expect(ann.snapshotEvents == [.refresh])
+    }
+}
+
+@Suite("Life cycle: willSave and didSave")
+struct SaveHookTests {
+    /// Saved "Updated", "Deleted" and "Untouched", realized in the stack's context; then "Inserted" is
+    /// inserted, "Updated" changed and "Deleted" deleted.
+    static func threeKindsOfChange() throws -> (stack: TestStack, log: HookLog, byName: [String: HookedEmployee]) {
+        let (stack, log) = try TestStack.hooked()
+        for name in ["Updated", "Deleted", "Untouched"] { try stack.seed("Employee", ["name": name]) }
+        var byName: [String: HookedEmployee] = [:]
+        for case let employee as HookedEmployee in try stack.fetch("Employee") { byName[employee.string("name")!] = employee }
+        byName["Inserted"] = try #require(stack.insert("Employee", ["name": "Inserted"]) as? HookedEmployee)
+        byName["Updated"]!.setValue(41, forKey: "age")
+        stack.context.delete(byName["Deleted"]!)
+        return (stack, log, byName)
+    }
+
+    @Test func willSaveAndDidSaveRunOnceForEachInsertedUpdatedAndDeletedObject() throws {
+        let (stack, _, byName) = try Self.threeKindsOfChange()
+        try stack.context.save()
+        for name in ["Inserted", "Updated", "Deleted"] {
+            #expect(byName[name]!.count("willSave") == 1, "\(name)")
+            #expect(byName[name]!.count("didSave") == 1, "\(name)")
+        }
+        #expect(byName["Untouched"]!.count("willSave") == 0)
+        #expect(byName["Untouched"]!.count("didSave") == 0)
+        #expect(byName["Inserted"]!.seen["willSave.isInserted"] as? Bool == true)
+        #expect(byName["Deleted"]!.seen["willSave.isDeleted"] as? Bool == true)
+    }
+
+    @Test func aDeletedObjectIsDeletedDuringDidSaveAndAForgottenFaultAfterwards() throws {
+        let (stack, _, byName) = try Self.threeKindsOfChange()
+        try stack.context.save()
+        let deleted = byName["Deleted"]!
+        #expect(deleted.seen["didSave.isDeleted"] as? Bool == true)
+        #expect(!deleted.isDeleted)
+        #expect(deleted.isFault)
+        #expect(deleted.managedObjectContext == nil)
+    }
+
+    @Test func aValueSetInWillSaveOnlyWhenItDiffersRunsWillSaveAgainAndSettles() throws {
+        let (stack, log) = try TestStack.hooked()
+        log.willSave = { employee in
+            if employee.string("email") != "stamped@example.com" { employee.setValue("stamped@example.com", forKey: "email") }
+        }
+        let employee = try #require(stack.insert("Employee", ["name": "Ann"]) as? HookedEmployee)
+        try stack.context.save()
+        #expect(employee.count("willSave") == 2)
+        #expect(employee.count("didSave") == 1)
+        #expect(!stack.context.hasChanges)
+        #expect(try stack.stored("Employee") { $0.string("email") } == ["stamped@example.com"])
+    }
+
+    @Test func aWillSaveThatSetsAValueEveryTimeNeverSettlesAndTheSaveFails() throws {
+        let (stack, log) = try TestStack.hooked()
+        log.willSave = { $0.setValue("stamped@example.com", forKey: "email") }
+        stack.insert("Employee", ["name": "Ann"])
+        let error = try #require(stack.context.saveError())
+        #expect(error.localizedDescription.contains("still dirty after 1000 attempts"))
+        #expect(try stack.fetch("Employee", in: stack.newContext()).isEmpty)
+    }
+
+    @Test func anObjectThatFailsValidationGetsNoWillSave() throws {
+        let (stack, _) = try TestStack.hooked()
+        let employee = try #require(stack.insert("Employee") as? HookedEmployee)
+        #expect(stack.context.saveError()?.code == NSValidationMissingMandatoryPropertyError)
+        #expect(employee.count("validateForInsert") == 1)
+        #expect(employee.count("willSave") == 0)
+        #expect(employee.count("didSave") == 0)
+    }
+}
+
+@Suite("Life cycle: prepareForDeletion")
+struct PrepareForDeletionTests {
+    @Test func prepareForDeletionRunsInsideDeleteBeforeRelationshipsAreBroken() throws {
+        let (stack, _) = try TestStack.hooked()
+        let department = stack.insert("Department", ["name": "R&D"])
+        let employee = try #require(stack.insert("Employee", ["name": "Ann", "department": department]) as? HookedEmployee)
+        try stack.context.save()
+
+        stack.context.delete(employee)
+        #expect(employee.count("prepareForDeletion") == 1)
+        #expect(employee.seen["prepareForDeletion.department"] as? NSManagedObject === department)
+        #expect(employee.seen["prepareForDeletion.inverseHoldsSelf"] as? Bool == true)
+        #expect(employee.seen["prepareForDeletion.isDeleted"] as? Bool == true)
+
+        stack.context.processPendingChanges()
+        #expect(!department.objects("employees").contains(employee))
+        #expect(employee.count("prepareForDeletion") == 1)
+    }
+}
+
+@Suite("Life cycle: turning into a fault")
+struct TurnIntoFaultTests {
+    @Test func refreshWithoutMergeRunsWillAndDidTurnIntoFaultAroundFaulting() throws {
+        let (stack, _) = try TestStack.hooked()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let employee = try #require(stack.context.existingObject(with: id) as? HookedEmployee)
+        stack.context.refresh(employee, mergeChanges: false)
+        #expect(employee.isFault)
+        #expect(employee.count("willTurnIntoFault") == 1)
+        #expect(employee.count("didTurnIntoFault") == 1)
+        #expect(employee.seen["willTurnIntoFault.isFault"] as? Bool == false)
+        #expect(employee.seen["didTurnIntoFault.isFault"] as? Bool == true)
+        // Already a fault: nothing turns.
+        stack.context.refresh(employee, mergeChanges: false)
+        #expect(employee.count("willTurnIntoFault") == 1)
+    }
+
+    @Test func resetTurnsEveryRealizedObjectIntoAFault() throws {
+        let (stack, _) = try TestStack.hooked()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let saved = try #require(stack.context.existingObject(with: id) as? HookedEmployee)
+        let inserted = try #require(stack.insert("Employee", ["name": "Bob"]) as? HookedEmployee)
+        stack.context.reset()
+        for employee in [saved, inserted] {
+            #expect(employee.isFault)
+            #expect(employee.count("willTurnIntoFault") == 1)
+            #expect(employee.count("didTurnIntoFault") == 1)
+        }
+    }
+}
+
+@Suite("Life cycle: flags")
+struct FlagTests {
+    @Test func aNewObjectIsInsertedAndASavedOneHasNoChangesUntilAValueIsSet() throws {
+        let stack = try TestStack()
+        let employee = stack.insert("Employee", ["name": "Ann"])
+        #expect(employee.isInserted)
+        #expect(!employee.isUpdated)
+        #expect(!employee.isDeleted)
+        #expect(!employee.isFault)
+        #expect(employee.hasChanges)
+        #expect(employee.faultingState == 0)
+        try stack.context.save()
+        #expect(!employee.isInserted)
+        #expect(!employee.hasChanges)
+        #expect(!stack.context.hasChanges)
+        employee.setValue("Anna", forKey: "name")
+        #expect(employee.isUpdated)
+        #expect(employee.hasChanges)
+        #expect(!employee.isInserted)
+        #expect(employee.faultingState == 0)
+    }
+
+    @Test func aDeletedObjectIsDeletedAndHasChanges() throws {
+        let stack = try TestStack()
+        let employee = stack.insert("Employee", ["name": "Ann"])
+        try stack.context.save()
+        stack.context.delete(employee)
+        #expect(employee.isDeleted)
+        #expect(!employee.isInserted)
+        #expect(employee.hasChanges)
+        #expect(stack.context.hasChanges)
+    }
+
+    @Test func aFaultIsAFaultWithANonZeroFaultingState() throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let employee = stack.context.object(with: id)
+        #expect(employee.isFault)
+        #expect(employee.faultingState != 0)
+        _ = employee.string("name")
+        #expect(!employee.isFault)
+        #expect(employee.faultingState == 0)
+    }
+
+    @Test func readingFlagsIdentityAndDescriptionDoesNotFireAFault() throws {
+        let (stack, _) = try TestStack.hooked()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let employee = try #require(stack.context.object(with: id) as? HookedEmployee)
+        _ = (employee.isInserted, employee.isUpdated, employee.isDeleted, employee.hasChanges, employee.faultingState)
+        #expect(employee.objectID == id)
+        #expect(employee.entity.name == "Employee")
+        #expect(employee.managedObjectContext === stack.context)
+        _ = employee.hash
+        #expect(employee == stack.context.object(with: id))
+        #expect(employee.isEqual(employee))
+        #expect(Set([employee]).contains(employee))
+        #expect(employee.description.contains("<fault>"))
+        #expect(employee.isFault)
+        #expect(employee.count("awakeFromFetch") == 0)
+    }
+
+    @Test func theDescriptionOfARealizedObjectShowsItsEntityIDAndValues() throws {
+        let stack = try TestStack()
+        let employee = stack.insert("Employee", ["name": "Ann"])
+        let text = employee.description
+        #expect(text.contains("(entity: Employee; id: "))
+        #expect(text.contains(employee.objectID.uriRepresentation().absoluteString))
+        #expect(text.contains("name = \"Ann\";"))
+        #expect(text.contains("email = nil;"))
+    }
+}
+
+@Suite("Life cycle: changed and committed values")
+struct ChangedValuesTests {
+    /// Ann (age 30, no email) saved and realized in the stack's context.
+    static func savedAnn() throws -> (TestStack, NSManagedObject) {
+        let stack = try TestStack()
+        let id = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        return (stack, try stack.context.existingObject(with: id))
+    }
+
+    @Test func changedValuesHoldsChangedPersistentPropertiesWithTheirNewValues() throws {
+        let (stack, ann) = try Self.savedAnn()
+        #expect(ann.changedValues().isEmpty)
+        ann.setValue("Anna", forKey: "name")
+        ann.setValue("anna@example.com", forKey: "email")
+        ann.setValue("transient", forKey: "cache")
+        ann.setValue(nil, forKey: "age")
+        let changes = ann.changedValues()
+        #expect(Set(changes.keys) == ["name", "email", "age"])
+        #expect(changes["name"] as? String == "Anna")
+        #expect(changes["email"] as? String == "anna@example.com")
+        #expect(changes["age"] is NSNull)
+        try stack.context.save()
+        #expect(ann.changedValues().isEmpty)
+    }
+
+    @Test func aValueSetToWhatItWasIsNotAChangedValueButTheObjectIsUpdated() throws {
+        let (stack, ann) = try Self.savedAnn()
+        ann.setValue("Ann", forKey: "name")
+        #expect(ann.changedValues().isEmpty)
+        #expect(!ann.hasPersistentChangedValues)
+        #expect(ann.isUpdated)
+        #expect(stack.context.hasChanges)
+    }
+
+    @Test func changedValuesForCurrentEventHoldsOldValuesUntilProcessPendingChanges() throws {
+        let (stack, ann) = try Self.savedAnn()
+        ann.setValue("Anna", forKey: "name")
+        ann.setValue("Annie", forKey: "name")
+        ann.setValue("transient", forKey: "cache")
+        #expect(ann.changedValuesForCurrentEvent().count == 1)
+        #expect(ann.changedValuesForCurrentEvent()["name"] as? String == "Ann")
+        stack.context.processPendingChanges()
+        #expect(ann.changedValuesForCurrentEvent().isEmpty)
+        ann.setValue("Anne", forKey: "name")
+        #expect(ann.changedValuesForCurrentEvent()["name"] as? String == "Annie")
+    }
+
+    @Test func committedValuesAreTheLastSavedValuesWithNSNullForNil() throws {
+        let (stack, ann) = try Self.savedAnn()
+        ann.setValue("Anna", forKey: "name")
+        ann.setValue("anna@example.com", forKey: "email")
+        let all = ann.committedValues(forKeys: nil)
+        #expect(all["name"] as? String == "Ann")
+        #expect(all["email"] is NSNull)
+        #expect((all["age"] as? NSNumber)?.intValue == 30)
+        #expect(all["cache"] == nil)
+        let some = ann.committedValues(forKeys: ["name"])
+        #expect(Array(some.keys) == ["name"])
+        try stack.context.save()
+        #expect(ann.committedValues(forKeys: ["name"])["name"] as? String == "Anna")
+    }
+
+    @Test func committedValuesOfAnObjectNeverSavedAreEmpty() throws {
+        let stack = try TestStack()
+        let employee = stack.insert("Employee", ["name": "Ann"])
+        #expect(employee.committedValues(forKeys: nil).isEmpty)
+        #expect(employee.committedValues(forKeys: ["name"]).isEmpty)
+    }
+
+    @Test func inspectingChangesDoesNotFireRelationshipFaults() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let department = stack.insert("Department", ["name": "R&D"], into: seeding)
+        let employee = stack.insert("Employee", ["name": "Ann", "department": department], into: seeding)
+        stack.insert("Task", ["title": "Write tests", "owner": employee], into: seeding)
+        try seeding.save()
+
+        let ann = try stack.context.existingObject(with: employee.objectID)
+        ann.setValue("Anna", forKey: "name")
+        _ = ann.changedValues()
+        _ = ann.changedValuesForCurrentEvent()
+        let committed = ann.committedValues(forKeys: nil)
+        #expect(ann.hasFault(forRelationshipNamed: "department"))
+        #expect(ann.hasFault(forRelationshipNamed: "tasks"))
+        let committedDepartment = try #require(committed["department"] as? NSManagedObject)
+        #expect(committedDepartment.objectID == department.objectID)
+        #expect(committedDepartment.isFault)
+    }
+}
+
+@Suite("Life cycle: relationship faults and class settings")
+struct RelationshipFaultTests {
+    @Test func hasFaultForRelationshipNamedAnswersWithoutFiring() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let department = stack.insert("Department", ["name": "R&D"], into: seeding)
+        let employee = stack.insert("Employee", ["name": "Ann", "department": department], into: seeding)
+        try seeding.save()
+
+        let ann = stack.context.object(with: employee.objectID)
+        #expect(ann.hasFault(forRelationshipNamed: "department"))
+        #expect(ann.isFault)
+        _ = ann.string("name")
+        #expect(ann.hasFault(forRelationshipNamed: "department"))
+        #expect(ann.hasFault(forRelationshipNamed: "tasks"))
+        let rd = try #require(ann.object("department"))
+        #expect(rd.isFault)
+        _ = rd.string("name")
+        #expect(!ann.hasFault(forRelationshipNamed: "department"))
+        _ = ann.value(forKey: "tasks")
+        #expect(!ann.hasFault(forRelationshipNamed: "tasks"))
+
+        let new = stack.insert("Employee", ["name": "Bob"])
+        #expect(!new.hasFault(forRelationshipNamed: "tasks"))
+        #expect(!new.hasFault(forRelationshipNamed: "department"))
+    }
+
+    @Test func contextShouldIgnoreUnmodeledPropertyChangesDefaultsToTrue() {
+        #expect(NSManagedObject.contextShouldIgnoreUnmodeledPropertyChanges)
+        #expect(HookedEmployee.contextShouldIgnoreUnmodeledPropertyChanges)
+    }
+}
