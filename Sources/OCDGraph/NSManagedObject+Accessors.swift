@@ -58,10 +58,12 @@ extension NSManagedObject {
 
     /// Inserts `objects` into the ordered relationship `key` at `indexes`.
     public func managedInsert<S: Sequence>(_ objects: S, at indexes: NSIndexSet, forKey key: String) where S.Element: NSManagedObject {
-        let inserted = Array(objects)
-        mutateToMany(key, mutation: .union, objects: inserted) { current, _ in
-            var result = current.filter { object in !inserted.contains { $0 === object } }
-            for (object, index) in zip(inserted, indexes) { result.insert(object, at: min(index, result.count)) }
+        // As NSMutableOrderedSet: an object already in the relationship stays where it is.
+        let present = Set(orderedMembers(key).map(ObjectIdentifier.init))
+        let inserted = Array(zip(objects, indexes)).filter { !present.contains(ObjectIdentifier($0.0)) }
+        mutateToMany(key, mutation: .union, objects: inserted.map(\.0)) { current, _ in
+            var result = current
+            for (object, index) in inserted { result.insert(object, at: min(index, result.count)) }
             return result
         }
     }

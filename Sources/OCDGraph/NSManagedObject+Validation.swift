@@ -55,6 +55,16 @@ extension NSManagedObject {
         fireFault()
         var errors: [NSError] = []
         for (index, property) in layout.properties.enumerated() {
+            if let relationship = property as? NSRelationshipDescription, relationship.isToMany,
+               !(slots[index] is ToManyStorage), relationship.minCount == 0, relationship.maxCount == 0,
+               keyTable.validators[property.name] == nil {
+                // Not loaded, so not changed, and no count to check: loading it would only cost.
+                continue
+            }
+            if let relationship = property as? NSRelationshipDescription, let error = danglingReference(relationship, slot: index) {
+                errors.append(error)
+                continue
+            }
             var value = publicValue(slot: index)
             let before = errors.count
             modelErrors(for: property, value: value, into: &errors)
@@ -67,6 +77,21 @@ extension NSManagedObject {
             }
         }
         if let error = Self.combine(errors) { throw error }
+    }
+
+    /// A relationship to an object outside this object's context (never inserted, or deleted and saved)
+    /// would be saved as a link to nothing: Core Data refuses it.
+    private func danglingReference(_ relationship: NSRelationshipDescription, slot: Int) -> NSError? {
+        let destinations: [NSManagedObject]
+        if relationship.isToMany {
+            destinations = (slots[slot] as? ToManyStorage)?.objects ?? []
+        } else {
+            destinations = (slots[slot] as? NSManagedObject).map { [$0] } ?? []
+        }
+        guard let context = managedObjectContext,
+              let invalid = destinations.first(where: { $0.managedObjectContext !== context }) else { return nil }
+        return validationError(NSManagedObjectValidationError, key: relationship.name, value: invalid,
+                               message: "Dangling reference to an invalid object.")
     }
 
     private func modelErrors(for property: NSPropertyDescription, value: Any?, into errors: inout [NSError]) {

@@ -334,6 +334,23 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         didTurnIntoFault()
     }
 
+    /// The transient values, kept across a refresh that merges changes.
+    func transientValues() -> [(Int, Any?)] {
+        layout.properties.indices.filter { layout.properties[$0].isTransient }.map { ($0, slots[$0]) }
+    }
+
+    func restoreTransientValues(_ values: [(Int, Any?)]) {
+        for (slot, value) in values { slots[slot] = value }
+    }
+
+    /// Drops every value without the fault hooks: the context is going away.
+    func releaseValues() {
+        for index in slots.indices { slots[index] = nil }
+        cachedRow = nil
+        pendingChanges = [:]
+        status.insert(.fault)
+    }
+
     /// The to-many storage of `slot`, loaded from the committed row or the store on first use.
     func toMany(_ slot: Int) -> ToManyStorage {
         fireFault()
@@ -480,11 +497,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     // MARK: Identity and description (never fire a fault)
 
+    /// Identity, as on Apple platforms (predicates compare objects with their IDs through
+    /// `PredicateObjectIdentity` instead).
     public override func isEqual(_ object: Any?) -> Bool {
-        if let reference = object as? NSObject, !(reference is NSManagedObject), let other = reference as? StoreObjectReference {
-            return other.referencedObjectID == objectID
-        }
-        return (object as AnyObject?) === self
+        (object as AnyObject?) === self
     }
 
     public override var hash: Int { ObjectIdentifier(self).hashValue }

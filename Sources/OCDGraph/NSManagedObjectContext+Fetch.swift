@@ -33,6 +33,7 @@ extension NSManagedObjectContext {
         assertQueue()
         let entity = resolveEntity(of: request)
         if request.resultType == .dictionaryResultType { return try dictionaryResults(request, entity: entity).count }
+        if request.includesPendingChanges { processPendingChanges() }
         if !request.includesPendingChanges || !hasPendingChanges(for: entity, request.includesSubentities) {
             return try persistentStoreCoordinator?.countRows(plan(for: request, entity: entity, pushLimits: true)) ?? 0
         }
@@ -120,6 +121,7 @@ extension NSManagedObjectContext {
 
     private func fetchObjectIDs<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSManagedObjectID] {
         guard let coordinator = persistentStoreCoordinator else { return [] }
+        if request.includesPendingChanges { processPendingChanges() }
         if request.includesPendingChanges && hasPendingChanges(for: entity, request.includesSubentities) {
             return try fetchObjects(request, entity: entity).map(\.objectID)
         }
@@ -130,7 +132,10 @@ extension NSManagedObjectContext {
     /// store trip). A realized object keeps its values.
     private func materialize<T>(_ row: StoreRow, _ request: NSFetchRequest<T>) -> NSManagedObject {
         if let object = registry[row.objectID] {
-            if object.isFault && object.cachedRow == nil && request.includesPropertyValues { object.cachedRow = row }
+            // A fault takes the newest row it is offered; a realized object keeps its values.
+            if object.isFault && request.includesPropertyValues && row.version > (object.cachedRow?.version ?? -1) {
+                object.cachedRow = row
+            }
             return object
         }
         let object = NSManagedObject.makeFault(for: row.objectID, row: request.includesPropertyValues ? row : nil, in: self)

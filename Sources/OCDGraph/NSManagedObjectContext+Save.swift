@@ -11,6 +11,11 @@ extension NSManagedObjectContext {
     /// nothing in the store and leaves the context's changes in place.
     public func save() throws {
         assertQueue()
+        if isSaving {
+            throw coreDataError(132001, [NSLocalizedDescriptionKey: "attempt to recursively call -save: on the context aborted"])
+        }
+        isSaving = true
+        defer { isSaving = false }
         processPendingChanges()
         guard hasChanges else { return }
         guard let coordinator = persistentStoreCoordinator else {
@@ -34,13 +39,17 @@ extension NSManagedObjectContext {
             change(&entry.request)
             requests[ObjectIdentifier(store)] = entry
         }
+        var sent: [ObjectIdentifier: StoreRow] = [:]
         for object in insertedNow {
             let row = storeRow(of: object, version: 0)
+            sent[ObjectIdentifier(object)] = row
             try add(object.objectID.persistentStore) { $0.inserted.append(row) }
         }
-        for object in updatedNow where object.committedRow != nil && !object.changedValues().isEmpty {
-            let row = storeRow(of: object, version: object.committedRow!.version)
-            try add(object.objectID.persistentStore) { $0.updated.append((row, object.committedRow!.version)) }
+        for object in updatedNow where !object.changedValues().isEmpty {
+            let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
+            let row = storeRow(of: object, version: version)
+            sent[ObjectIdentifier(object)] = row
+            try add(object.objectID.persistentStore) { $0.updated.append((row, version)) }
         }
         for object in deletedNow where !object.objectID.isTemporaryID && !object.status.contains(.inaccessible) {
             let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
@@ -58,7 +67,12 @@ extension NSManagedObjectContext {
 
         // The store has the changes: the context's state follows.
         for object in insertedNow + updatedNow {
-            if let row = result[object.objectID] { object.committedRow = row }
+            if let row = result[object.objectID] {
+                object.committedRow = row
+            } else if let row = sent[ObjectIdentifier(object)] {
+                // A store that reports no row: what was written, one version on.
+                object.committedRow = StoreRow(objectID: object.objectID, version: row.version + 1, values: row.values)
+            }
             object.status.subtract([.inserted, .updated])
             for (slot, _) in object.layout.relationships { (object.slots[slot] as? ToManyStorage)?.modified = false }
         }
@@ -134,7 +148,9 @@ extension NSManagedObjectContext {
             let property = layout.properties[slot]
             if let relationship = property as? NSRelationshipDescription {
                 if relationship.isToMany {
-                    values[slot] = object.toMany(slot).objects.map(\.objectID)
+                    // An unloaded relationship did not change: nil tells the store to keep what it has.
+                    values[slot] = (object.slots[slot] as? ToManyStorage)?.objects.map(\.objectID)
+                        ?? object.committedRow?.values[slot] ?? nil
                 } else {
                     values[slot] = (object.slots[slot] as? NSManagedObject)?.objectID
                 }

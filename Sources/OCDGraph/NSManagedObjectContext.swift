@@ -47,7 +47,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     let queue: DispatchQueue
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
-    var registry: [NSManagedObjectID: NSManagedObject] = [:]
+    var registry = ObjectRegistry()
+    /// Whether registered objects are held strongly (Core Data's default: only changed ones are).
+    public var retainsRegisteredObjects: Bool {
+        get { registry.retainsObjects }
+        set { registry.retainsObjects = newValue }
+    }
+    var isSaving = false
+    private var eventEndScheduled = false
     var inserted: [ObjectIdentifier: NSManagedObject] = [:]
     var updated: [ObjectIdentifier: NSManagedObject] = [:]
     var deleted: [ObjectIdentifier: NSManagedObject] = [:]
@@ -74,6 +81,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if concurrencyType != .mainQueueConcurrencyType {
             queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
         }
+    }
+
+    deinit {
+        // Related objects hold each other strongly; releasing their values breaks those cycles, as a
+        // deallocated Core Data context leaves its objects without data.
+        for object in registry.values {
+            object.releaseValues()
+            object.managedObjectContext = nil
+        }
+        for object in inserted.values where object.managedObjectContext == nil { object.releaseValues() }
     }
 
     // MARK: Concurrency
@@ -221,11 +238,26 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             unprocessedDeleted[key] = nil
             pendingDeletePropagation.removeAll { $0 === object }
             if !object.objectID.isTemporaryID {
-                // An object from the store that was deleted and is inserted again is simply not deleted.
+                // An object from the store that was deleted and is inserted again is simply not deleted;
+                // its changes (delete propagation may have broken relationships) are saved as an update.
+                if !object.changedValues().isEmpty && !object.status.contains(.updated) {
+                    object.status.insert(.updated)
+                    updated[key] = object
+                    unprocessedUpdated[key] = object
+                }
+                scheduleEventEnd()
                 return
             }
         }
         if object.status.contains(.inserted) { return }
+        if object.status.contains(.fault) && object.objectID.isTemporaryID {
+            // A forgotten new object (after reset() or insert-then-delete) comes back empty, not as a fault
+            // that no store could fill.
+            object.status.remove(.fault)
+            for (slot, relationship) in object.layout.relationships where relationship.isToMany {
+                object.slots[slot] = ToManyStorage()
+            }
+        }
         object.managedObjectContext = self
         registry[object.objectID] = object
         object.status.insert(.inserted)
@@ -234,6 +266,20 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if !object.status.contains(.awakenedFromInsert) {
             object.status.insert(.awakenedFromInsert)
             object.awakeFromInsert()
+        }
+        scheduleEventEnd()
+    }
+
+    /// A main-queue context used outside `perform` processes its pending changes at the end of the
+    /// current main-queue turn, as Core Data does at the end of a run-loop event.
+    func scheduleEventEnd() {
+        guard concurrencyType == .mainQueueConcurrencyType, !eventEndScheduled,
+              !PerformStack.current.contains(self), Thread.isMainThread else { return }
+        eventEndScheduled = true
+        DispatchQueue.main.async { [weak self] in
+            guard let self else { return }
+            self.eventEndScheduled = false
+            self.processPendingChanges()
         }
     }
 
@@ -260,6 +306,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         unprocessedDeleted[key] = object
         pendingDeletePropagation.append(object)
         object.prepareForDeletion()
+        scheduleEventEnd()
     }
 
     /// A fault whose row is gone: a deleted object with nil values, skipped by validation and by the
@@ -282,6 +329,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             updated[key] = object
         }
         unprocessedUpdated[key] = object
+        scheduleEventEnd()
     }
 
     // MARK: Processing pending changes
@@ -293,10 +341,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard !isProcessingPendingChanges else { return }
         isProcessingPendingChanges = true
         defer { isProcessingPendingChanges = false }
-        while !pendingDeletePropagation.isEmpty {
-            let object = pendingDeletePropagation.removeFirst()
-            propagateDelete(of: object)
+        // Cascades append while this runs; an index keeps it linear.
+        var next = 0
+        while next < pendingDeletePropagation.count {
+            let object = pendingDeletePropagation[next]
+            next += 1
+            if object.isDeleted { propagateDelete(of: object) }
         }
+        pendingDeletePropagation = []
         // Inserted, then deleted before a save: the object never existed.
         for (key, object) in inserted where object.status.contains(.deleted) {
             inserted[key] = nil
@@ -342,10 +394,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             switch relationship.deleteRule {
             case .nullifyDeleteRule:
                 // Breaking the link through the relationship updates the inverse side too.
+                // The modeled path, not a class-provided setter: the object is already deleted.
                 if relationship.isToMany {
                     object.managedRemove(destinations, forKey: relationship.name)
                 } else {
-                    object.setValue(nil, forKey: relationship.name)
+                    object.noteWillChange(relationship.name)
+                    object.kvcSetPrimitiveValue(nil, forKey: relationship.name)
+                    object.noteDidChange(relationship.name)
                 }
             case .cascadeDeleteRule:
                 for destination in destinations where !destination.isDeleted { delete(destination) }
@@ -367,7 +422,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.status.subtract([.inserted, .deleted, .updated])
             object.managedObjectContext = nil
         }
-        let restored = Array(updated.values) + Array(deleted.values.filter { !$0.objectID.isTemporaryID })
+        let restored = Array(updated.values) + Array(deleted.values.filter { !$0.objectID.isTemporaryID && inserted[ObjectIdentifier($0)] == nil })
         inserted = [:]
         updated = [:]
         deleted = [:]
@@ -396,7 +451,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         unprocessedUpdated = [:]
         unprocessedDeleted = [:]
         postObjectsDidChange(invalidatedAll: true)
-        registry = [:]
+        registry.removeAll()
         inserted = [:]
         updated = [:]
         deleted = [:]
@@ -427,7 +482,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             unprocessedUpdated[key] = nil
             object.status.remove(.updated)
             if flag, let row = storeRow(for: object.objectID) {
+                let transients = object.transientValues()
                 object.fill(from: row, in: self)
+                object.restoreTransientValues(transients)
                 object.awakeFromSnapshotEvents(.refresh)
             } else {
                 object.turnIntoFault()
@@ -436,8 +493,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return
         }
         let changes = object.changedValues()
+        let transients = object.transientValues()
         guard let row = storeRow(for: object.objectID) else { return }
         object.fill(from: row, in: self)
+        object.restoreTransientValues(transients)
         object.inverseUpdateDepth += 1
         for (name, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: name) }
         object.inverseUpdateDepth -= 1
@@ -460,16 +519,21 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "The context has no persistent store coordinator."])
         }
         let temporary = objects.filter { $0.objectID.isTemporaryID }
+        for object in temporary where object.managedObjectContext != nil && object.managedObjectContext !== self {
+            fatalError("obtainPermanentIDs(for:): \(object.objectID) belongs to another context.")
+        }
         var byEntity: [ObjectIdentifier: [NSManagedObject]] = [:]
         for object in temporary { byEntity[ObjectIdentifier(object.entity), default: []].append(object) }
+        // All IDs first, so that a failure leaves every object as it was.
+        var assignments: [(NSManagedObject, NSManagedObjectID)] = []
         for group in byEntity.values {
-            let entity = group[0].entity
-            let ids = try coordinator.newObjectIDs(for: entity, count: group.count)
-            for (object, id) in zip(group, ids) {
-                if registry[object.objectID] === object { registry[object.objectID] = nil }
-                object.objectID = id
-                if object.managedObjectContext === self { registry[id] = object }
-            }
+            let ids = try coordinator.newObjectIDs(for: group[0].entity, count: group.count)
+            assignments.append(contentsOf: zip(group, ids))
+        }
+        for (object, id) in assignments {
+            if registry[object.objectID] === object { registry[object.objectID] = nil }
+            object.objectID = id
+            if object.managedObjectContext === self { registry[id] = object }
         }
     }
 

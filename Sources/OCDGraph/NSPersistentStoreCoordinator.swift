@@ -187,14 +187,23 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         guard let store = objectID.persistentStore else { return nil }
         lock.lock()
         defer { lock.unlock() }
-        return try? store.row(for: objectID)
+        do {
+            return try store.row(for: objectID)
+        } catch {
+            // A store error is not a missing row: treating it as one would delete the object in memory.
+            fatalError("CoreData could not fulfill a fault for '\(objectID)': \(error)")
+        }
     }
 
     func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID) -> [NSManagedObjectID] {
         guard let store = objectID.persistentStore else { return [] }
         lock.lock()
         defer { lock.unlock() }
-        return (try? store.objectIDs(forRelationship: relationship, of: objectID)) ?? []
+        do {
+            return try store.objectIDs(forRelationship: relationship, of: objectID)
+        } catch {
+            fatalError("CoreData could not fulfill a relationship fault '\(relationship.name)' of '\(objectID)': \(error)")
+        }
     }
 
     private func stores(holding entity: NSEntityDescription) -> [NSPersistentStore] {
@@ -227,11 +236,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try executeFetch(plan).count
     }
 
-    /// Writes each store's changes. Stores are written one after the other; a failure in a later store
-    /// does not undo an earlier one (as with Apple's coordinator across several stores).
+    /// Writes each store's changes, one store after the other, once every store has checked its part. A
+    /// store that fails while writing (not while checking) does not undo the stores written before it.
     func save(_ requests: [(NSPersistentStore, StoreSaveRequest)]) throws -> [NSManagedObjectID: StoreRow] {
         lock.lock()
         defer { lock.unlock() }
+        // Every store checks its part before any writes, so that a conflict in one changes none.
+        for (store, request) in requests where !request.isEmpty { try store.checkSave(request) }
         var rows: [NSManagedObjectID: StoreRow] = [:]
         for (store, request) in requests where !request.isEmpty {
             let result = try store.save(request)

@@ -89,34 +89,57 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Saving
 
-    public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
-        if isReadOnly { throw StoreError.invalidStore("the store is read-only") }
+    public override func checkSave(_ request: StoreSaveRequest) throws {
         lock.lock()
         defer { lock.unlock() }
-        // Check every version first, so that a conflict leaves the store untouched.
-        var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
-        func check(_ objectID: NSManagedObjectID, _ expected: Int64) -> StoreRow? {
-            let stored = primaryKey(of: objectID).flatMap { tables.rows[objectID.entity.name ?? ""]?[$0] }
-            if stored?.version != expected { conflicts.append((objectID, expected, stored)) }
-            return stored
-        }
-        for (row, expected) in request.updated { _ = check(row.objectID, expected) }
-        for (objectID, expected) in request.deleted { _ = check(objectID, expected) }
-        if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
+        try check(request)
+    }
 
-        var saved: [NSManagedObjectID: StoreRow] = [:]
+    /// Everything that could make `request` fail, checked before anything is written.
+    private func check(_ request: StoreSaveRequest) throws {
+        if isReadOnly { throw StoreError.invalidStore("the store is read-only") }
         for row in request.inserted {
             guard let pk = primaryKey(of: row.objectID) else {
                 throw StoreError.invalidRequest("\(row.objectID) is not an ID of this store")
             }
+            if tables.rows[row.objectID.entity.name ?? ""]?[pk] != nil {
+                throw StoreError.invalidRequest("\(row.objectID) is already stored")
+            }
+        }
+        var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
+        func check(_ objectID: NSManagedObjectID, _ expected: Int64) {
+            let stored = primaryKey(of: objectID).flatMap { tables.rows[objectID.entity.name ?? ""]?[$0] }
+            if stored?.version != expected { conflicts.append((objectID, expected, stored)) }
+        }
+        for (row, expected) in request.updated { check(row.objectID, expected) }
+        for (objectID, expected) in request.deleted { check(objectID, expected) }
+        if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
+    }
+
+    public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        lock.lock()
+        defer { lock.unlock() }
+        // Checked first, so that a failure leaves the store untouched.
+        try check(request)
+
+        var saved: [NSManagedObjectID: StoreRow] = [:]
+        for row in request.inserted {
             let stored = StoreRow(objectID: row.objectID, version: 1, values: row.values)
-            tables.rows[row.objectID.entity.name ?? "", default: [:]][pk] = stored
+            tables.rows[row.objectID.entity.name ?? "", default: [:]][primaryKey(of: row.objectID)!] = stored
             saved[row.objectID] = stored
         }
         for (row, expected) in request.updated {
             let pk = primaryKey(of: row.objectID)!
-            let stored = StoreRow(objectID: row.objectID, version: expected + 1, values: row.values)
-            tables.rows[row.objectID.entity.name ?? ""]![pk] = stored
+            let entityName = row.objectID.entity.name ?? ""
+            var values = row.values
+            // A nil to-many slot was not loaded by the context: the stored members stand.
+            if let old = tables.rows[entityName]?[pk] {
+                for (slot, relationship) in row.layout.relationships where relationship.isToMany && values[slot] == nil {
+                    values[slot] = old.values[slot]
+                }
+            }
+            let stored = StoreRow(objectID: row.objectID, version: expected + 1, values: values)
+            tables.rows[entityName]![pk] = stored
             saved[row.objectID] = stored
         }
         for (objectID, _) in request.deleted {

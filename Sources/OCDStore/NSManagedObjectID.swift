@@ -1,5 +1,6 @@
 import Foundation
 import OCDModel
+import OCDPredicate
 
 /// The identity of a managed object: its entity, the store that holds it, and a key unique within that store
 /// (a primary key once saved, a UUID while temporary). Object IDs are immutable and safe to pass between
@@ -62,9 +63,8 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     }
 
     public override func isEqual(_ object: Any?) -> Bool {
-        if let other = object as? NSManagedObjectID { return self == other }
-        if let reference = object as? StoreObjectReference { return self == reference.referencedObjectID }
-        return false
+        guard let other = object as? NSManagedObjectID else { return false }
+        return self == other
     }
 
     public override var hash: Int {
@@ -87,8 +87,16 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
 }
 
 /// Something that stands for a stored object inside predicate evaluation (a managed object, or a store's
-/// row proxy), so that `department == %@` matches whichever of the two the predicate holds.
-public protocol StoreObjectReference: AnyObject {
+/// row proxy), so that `department == %@` matches whichever of them, or the object ID, the predicate holds.
+public protocol StoreObjectReference: AnyObject, PredicateObjectIdentity {
     /// The ID of the object this value stands for.
     var referencedObjectID: NSManagedObjectID { get }
+}
+
+extension StoreObjectReference {
+    public var predicateIdentity: AnyHashable { AnyHashable(referencedObjectID) }
+}
+
+extension NSManagedObjectID: PredicateObjectIdentity {
+    public var predicateIdentity: AnyHashable { AnyHashable(self) }
 }

@@ -51,8 +51,18 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         get { metadata[NSStoreUUIDKey] as? String }
         set { metadata[NSStoreUUIDKey] = newValue }
     }
-    /// The store's metadata: type, UUID, model version hashes and anything the application adds.
-    public var metadata: [String: Any]!
+    /// The store's metadata: type, UUID, model version hashes and anything the application adds. Setting
+    /// it keeps the store's type and UUID when the new dictionary leaves them out: object IDs carry the UUID.
+    public var metadata: [String: Any]! {
+        get { storedMetadata }
+        set {
+            var updated = newValue ?? [:]
+            if updated[NSStoreUUIDKey] == nil, let uuid = storedMetadata[NSStoreUUIDKey] { updated[NSStoreUUIDKey] = uuid }
+            if updated[NSStoreTypeKey] == nil, let type = storedMetadata[NSStoreTypeKey] { updated[NSStoreTypeKey] = type }
+            storedMetadata = updated
+        }
+    }
+    private var storedMetadata: [String: Any] = [:]
     /// Whether saves are refused.
     open var isReadOnly: Bool
 
@@ -66,7 +76,6 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         self.url = url
         self.options = options
         self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
-        self.metadata = [:]
         super.init()
     }
 
@@ -101,10 +110,11 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         return model.entities(forConfigurationName: configurationName) ?? []
     }
 
-    /// Called when the coordinator has added the store.
+    /// Called when the coordinator has added the store. (Apple's parameter is the coordinator; here the
+    /// store layer sits below it, so it is `AnyObject`: see Documentation/Graph.md.)
     open func didAdd(to coordinator: AnyObject) {}
     /// Called before the coordinator removes the store.
-    open func willRemove(from coordinator: AnyObject) {}
+    open func willRemove(from coordinator: AnyObject?) {}
 
     // MARK: Store API (overridden by concrete stores)
 
@@ -133,6 +143,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     open func newObjectIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
         throw StoreError.invalidRequest("\(type) store does not allocate object IDs")
     }
+
+    /// Checks that `request` can be written (versions, IDs) without writing anything. The coordinator asks
+    /// every store before it writes to any, so that a save across stores fails before it changes one.
+    open func checkSave(_ request: StoreSaveRequest) throws {}
 
     /// Writes one save's changes, all or nothing. Throws ``StoreError/conflicts(_:)`` when a row's
     /// version is not the one the context read.

@@ -4,8 +4,9 @@ import OCDPredicate
 import class OCDPredicate.NSPredicate
 import class OCDPredicate.NSSortDescriptor
 
-/// What a store is asked to fetch. The object graph has already resolved the entity and replaced managed
-/// objects in the predicate by their object IDs; pending changes of a context are the graph's business.
+/// What a store is asked to fetch. The object graph has already resolved the entity; managed objects in
+/// the predicate compare equal to the store's rows for them through `PredicateObjectIdentity`. Pending
+/// changes of a context are the graph's business.
 public struct StoreFetchPlan: @unchecked Sendable {
     public var entity: NSEntityDescription
     public var includesSubentities: Bool
@@ -27,7 +28,8 @@ public struct StoreFetchPlan: @unchecked Sendable {
 }
 
 /// The changes of one save, for one store: full rows for inserted and updated objects, IDs for deleted
-/// ones, and the version each changed object had when it was read (for optimistic locking).
+/// ones, and the version each changed object had when it was read (for optimistic locking). In an updated
+/// row, a nil to-many slot means the relationship was not loaded and did not change: keep the stored one.
 public struct StoreSaveRequest: @unchecked Sendable {
     public var inserted: [StoreRow]
     /// Each updated row with the version the context read; the row's own version is ignored.

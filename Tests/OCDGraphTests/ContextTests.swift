@@ -45,9 +45,12 @@ struct UniquingTests {
     @Test func existingObjectRealizesAStoredObjectAndThrowsForAMissingOne() throws {
         let stack = try TestStack()
         let id = try stack.seed("Employee", ["name": "Ann"])
-        let realized = try stack.newContext().existingObject(with: id)
-        #expect(!realized.isFault)
-        #expect(realized.string("name") == "Ann")
+        let reader = stack.newContext()
+        try withExtendedLifetime(reader) {
+            let realized = try reader.existingObject(with: id)
+            #expect(!realized.isFault)
+            #expect(realized.string("name") == "Ann")
+        }
 
         let other = stack.newContext()
         other.delete(try other.existingObject(with: id))

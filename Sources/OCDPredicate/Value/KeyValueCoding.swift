@@ -25,6 +25,14 @@ public protocol PredicateKeyValueCoding {
     func predicateValue(forKey key: String) throws -> Any?
 }
 
+/// An object that stands for an identity other than itself in comparisons: a managed object, its object
+/// ID and a store's row for it all compare (and hash) equal through the same identity, so
+/// `department == %@` matches whichever of the three the predicate and the data hold.
+public protocol PredicateObjectIdentity {
+    /// The identity compared and hashed in place of the object.
+    var predicateIdentity: AnyHashable { get }
+}
+
 /// The operators that may start a key-path component: `@count`, `@sum.salary` …
 enum CollectionOperator: String {
     case count = "@count"

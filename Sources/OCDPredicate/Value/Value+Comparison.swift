@@ -113,7 +113,9 @@ extension Value: Hashable {
         case .dictionary(let d): hasher.combine(d)
         case .object(let opaque):
             let o = opaque.value
-            if let hashable = o as? AnyHashable {
+            if let identified = o as? PredicateObjectIdentity {
+                hasher.combine(identified.predicateIdentity)
+            } else if let hashable = o as? AnyHashable {
                 hasher.combine(hashable)
             } else if type(of: o) is AnyClass {
                 hasher.combine(ObjectIdentifier(o as AnyObject))
@@ -123,6 +125,7 @@ extension Value: Hashable {
 }
 
 func objectsEqual(_ a: Any, _ b: Any) -> Bool {
+    if let x = a as? PredicateObjectIdentity, let y = b as? PredicateObjectIdentity { return x.predicateIdentity == y.predicateIdentity }
     if let x = a as? AnyHashable, let y = b as? AnyHashable { return x == y }
     if type(of: a) is AnyClass, type(of: b) is AnyClass { return (a as AnyObject) === (b as AnyObject) }
     return false
