@@ -7,6 +7,16 @@ public protocol ManagedKeyValueObserving: NSManagedObject {}
 extension NSManagedObject: ManagedKeyValueObserving {}
 
 extension ManagedKeyValueObserving {
+    /// The key of a managed property's key path, where Objective-C Core Data code writes
+    /// `#keyPath(Employee.name)`: `Employee.keyPathString(\.name)` is `"name"`. Stops when the class's
+    /// ``NSManagedObject/managedKeyTable`` does not name the key path.
+    public static func keyPathString<Value>(_ keyPath: KeyPath<Self, Value>) -> String {
+        guard let key = keyName(for: keyPath) else {
+            fatalError("keyPathString(_:): the key path \(keyPath) of \(Self.self) has no key name. Mark the class @ManagedObject (or list the property in its managedKeyTable).")
+        }
+        return key
+    }
+
     /// Observes the property at `keyPath` (a `@Managed` or class-provided property; its name comes from
     /// the class's ``NSManagedObject/managedKeyTable``). The observation lasts while the returned token
     /// lives. Changes are reported for the accessors' change notifications: setters, `setValue(_:forKey:)`,

@@ -1,14 +1,14 @@
 import Foundation
+import OpenCoreData
 import Testing
-import OCDGraph
-import OCDModel
-import OCDStore
 
 // The accessor article's listings, in Swift: custom public accessors over primitive ones, a copying setter,
 // custom to-many mutators, a scalar kept in the subclass's own storage with custom primitive accessors.
-// Each class writes its key table by hand here (what `@ManagedObject` generates), so that
-// `value(forKey:)` dispatches to the custom accessor as key-value coding does on Apple platforms.
+// `@ManagedObject` records the custom accessors, so that `value(forKey:)` dispatches to them as key-value
+// coding does on Apple platforms, and the custom primitive accessors, so that Core Data reads and writes
+// the value the subclass keeps.
 
+@ManagedObject
 final class ListingDepartment: NSManagedObject {
     nonisolated(unsafe) static var nameGets = 0
 
@@ -46,14 +46,9 @@ final class ListingDepartment: NSManagedObject {
         setPrimitiveValue(employees, forKey: "employees")
         didChangeValue(forKey: "employees", withSetMutation: .minus, using: changed)
     }
-
-    override class var managedKeyTable: ManagedKeyTable {
-        var table = super.managedKeyTable
-        table.accessor(\ListingDepartment.name, key: "name")
-        return table
-    }
 }
 
+@ManagedObject
 final class ListingEmployee: NSManagedObject {
     /// The accessor article's `int16` example: the scalar lives in the subclass's own storage…
     private var storedInt16: Int16 = 0
@@ -75,13 +70,6 @@ final class ListingEmployee: NSManagedObject {
     var primitiveInt16: Int16 {
         get { storedInt16 }
         set { storedInt16 = newValue }
-    }
-
-    override class var managedKeyTable: ManagedKeyTable {
-        var table = super.managedKeyTable
-        table.accessor(\ListingEmployee.int16, key: "int16")
-        table.primitiveAccessor(\ListingEmployee.primitiveInt16, key: "int16")
-        return table
     }
 }
 
@@ -121,9 +109,36 @@ enum ListingModel {
     }
 }
 
+/// A coordinator with an in-memory store for the listings' model, and a context on it.
+struct ListingStack {
+    let coordinator: NSPersistentStoreCoordinator
+    let context: NSManagedObjectContext
+
+    init() throws {
+        coordinator = NSPersistentStoreCoordinator(managedObjectModel: ListingModel.make())
+        try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+        context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+    }
+
+    func newContext() -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    func insert(_ entityName: String) -> NSManagedObject {
+        NSEntityDescription.insertNewObject(forEntityName: entityName, into: context)
+    }
+
+    func fetch(_ entityName: String, in context: NSManagedObjectContext) throws -> [NSManagedObject] {
+        try context.fetch(NSFetchRequest<NSManagedObject>(entityName: entityName))
+    }
+}
+
 @Suite struct CustomAccessorListings {
     @Test func valueForKeyDispatchesToTheCustomAccessor() throws {
-        let stack = try TestStack(model: ListingModel.make())
+        let stack = try ListingStack()
         let department = try #require(stack.insert("Department") as? ListingDepartment)
         department.name = "R&D"
         let before = ListingDepartment.nameGets
@@ -132,10 +147,11 @@ enum ListingModel {
         department.setValue("Sales", forKey: "name")
         #expect(department.name == "Sales")
         #expect(department.changedValues()["name"] as? String == "Sales")
+        #expect(ListingDepartment.keyPathString(\.name) == "name")
     }
 
     @Test func theCopyingSetterKeepsItsOwnCopy() throws {
-        let stack = try TestStack(model: ListingModel.make())
+        let stack = try ListingStack()
         let department = try #require(stack.insert("Department") as? ListingDepartment)
         let source = NSMutableString(string: "R&D")
         department.name = source as String
@@ -144,7 +160,7 @@ enum ListingModel {
     }
 
     @Test func customToManyMutatorsNotifyAndMaintainTheInverse() throws {
-        let stack = try TestStack(model: ListingModel.make())
+        let stack = try ListingStack()
         let department = try #require(stack.insert("Department") as? ListingDepartment)
         let employee = try #require(stack.insert("Employee") as? ListingEmployee)
         var kinds: [NSKeyValueChange] = []
@@ -158,7 +174,7 @@ enum ListingModel {
     }
 
     @Test func aScalarInTheSubclassStorageIsPersistedThroughCustomPrimitiveAccessors() throws {
-        let stack = try TestStack(model: ListingModel.make())
+        let stack = try ListingStack()
         let employee = try #require(stack.insert("Employee") as? ListingEmployee)
         employee.int16 = 42
         #expect(employee.value(forKey: "int16") as? Int16 == 42)
