@@ -25,6 +25,20 @@ extension NSManagedObject {
         didChangeValue(forKey: key)
     }
 
+    /// The getter of `@Managed var primitive<Key>`: the stored value without notifications.
+    public func managedPrimitiveValue<T>(forKey key: String) -> T {
+        let value = primitiveValue(forKey: key)
+        guard let converted = ManagedValueCoercion.convert(value, to: T.self) else {
+            fatalError("@Managed primitive accessor of '\(key)' of \(entity.name ?? "?") has type \(T.self), which cannot hold the stored value \(value.map { "\($0) of type \(type(of: $0))" } ?? "nil").")
+        }
+        return converted
+    }
+
+    /// The setter of `@Managed var primitive<Key>`: no notifications, no inverse update.
+    public func setManagedPrimitiveValue<T>(_ value: T, forKey key: String) {
+        setPrimitiveValue(value, forKey: key)
+    }
+
     // MARK: Generated to-many mutators
 
     /// Adds `objects` to the to-many relationship `key` (appends them to an ordered one).

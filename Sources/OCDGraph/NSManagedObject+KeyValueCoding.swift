@@ -107,6 +107,9 @@ extension NSManagedObject {
     /// Sets the stored value of `key` without change notifications and without updating an inverse
     /// relationship (a custom primitive accessor wins). Stops on a value of the wrong type.
     func kvcSetPrimitiveValue(_ value: Any?, forKey key: String) {
+        // A typed optional arrives boxed (`Optional<Set<T>>.none` inside `Any?`): unwrap it to nil or its value.
+        var value = value
+        while let inner = value, let optional = inner as? AnyOptionalValue { value = optional.wrappedValue }
         if let accessor = keyTable.primitiveAccessors[key], let set = accessor.set {
             set(self, value)
             // The subclass keeps the value; the slot mirrors it for saving and change tracking.

@@ -19,6 +19,15 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
         // The peer role reports misuse, so that each error appears once.
         guard case .success(let property) = ManagedProperty.parse(declaration, in: context) else { return [] }
         let key = property.key
+        // `@Managed var primitiveName` is the generated primitive accessor of the key "name", as Core Data
+        // generates `primitiveName` for a `@dynamic` property: no notifications, no inverse.
+        if let rest = key.suffix(afterPrefix: "primitive") {
+            let primitiveKey = rest.lowercasingFirst
+            return [
+                "get { managedPrimitiveValue(forKey: \(literal: primitiveKey)) }",
+                "set { setManagedPrimitiveValue(newValue, forKey: \(literal: primitiveKey)) }",
+            ]
+        }
         return [
             "get { managedValue(forKey: \(literal: key)) }",
             "set { setManagedValue(newValue, forKey: \(literal: key)) }",
@@ -161,7 +170,7 @@ extension ManagedProperty {
 
     /// Xcode's mutators for a to-many relationship, at the property's access level.
     var mutators: [DeclSyntax] {
-        guard let toMany else { return [] }
+        guard let toMany, key.suffix(afterPrefix: "primitive") == nil else { return [] }
         let name = key.uppercasingFirst
         let literal = StringLiteralExprSyntax(content: key)
         let access = switch accessLevel {

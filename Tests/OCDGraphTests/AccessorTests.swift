@@ -53,7 +53,9 @@ import class OCDPredicate.NSSortDescriptor
         employee.setPrimitiveValue("Zed", forKey: "name")
         #expect(changes == 0)
         #expect(!employee.isUpdated, "a primitive set alone does not register a change")
+        #expect(employee.primitiveValue(forKey: "name") as? String == "Zed")
         employee.setPrimitiveValue(dept, forKey: "department")
+        #expect(employee.value(forKey: "department") as? NSManagedObject === dept)
         #expect((dept.value(forKey: "employees") as? Set<NSManagedObject>)?.isEmpty == true)
         token.invalidate()
     }
@@ -181,6 +183,75 @@ import class OCDPredicate.NSSortDescriptor
             let dept = stack.insert("Department", into: other)
             let employee = stack.insert("Employee")
             employee.setValue(dept, forKey: "department")
+        }
+    }
+}
+
+@Suite struct AuditGapTests {
+    @Test func theMutableSetProxyNotifiesObserversAndMovesObjectsBetweenOwners() throws {
+        let stack = try TestStack()
+        let d1 = stack.insert("Department"), d2 = stack.insert("Department")
+        let ann = stack.insert("Employee", ["name": "Ann", "department": d1])
+        var kinds: [NSKeyValueChange] = []
+        let token = d2.observeValue(forKey: "employees", options: [.new]) { _, kind, _, _, _, _ in kinds.append(kind) }
+        d2.mutableSetValue(forKey: "employees").add(ann)
+        #expect(kinds == [.insertion])
+        #expect(d1.objects("employees").isEmpty)
+        #expect(ann.object("department") === d2)
+        token.invalidate()
+    }
+
+    @Test func objectIDsForRelationshipNamedAnswersWithoutLoadingTheRelationship() throws {
+        let stack = try TestStack()
+        let dept = stack.insert("Department", ["name": "R&D"])
+        let people = ["a", "b"].map { stack.insert("Employee", ["name": $0, "department": dept]) }
+        try stack.context.save()
+        let reader = stack.newContext()
+        try withExtendedLifetime(reader) {
+            let fetched = try #require(try stack.fetch("Department", in: reader).first)
+            #expect(Set(fetched.objectIDs(forRelationshipNamed: "employees")) == Set(people.map(\.objectID)))
+            #expect(fetched.hasFault(forRelationshipNamed: "employees"))
+        }
+    }
+
+    @Test func hasPersistentChangedValuesIsTrueOnlyForPersistentChanges() throws {
+        let stack = try TestStack()
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        try stack.context.save()
+        ann.setValue("scratch", forKey: "cache")
+        #expect(ann.isUpdated && !ann.hasPersistentChangedValues)
+        ann.setValue(44, forKey: "age")
+        #expect(ann.hasPersistentChangedValues)
+    }
+
+    @Test func contextNameUserInfoAndStalenessInterval() throws {
+        let stack = try TestStack()
+        #expect(stack.context.stalenessInterval == -1)
+        #expect(stack.context.undoManager == nil)
+        stack.context.name = "importer"
+        stack.context.userInfo["batch"] = 3
+        #expect(stack.context.name == "importer")
+        #expect(stack.context.userInfo["batch"] as? Int == 3)
+    }
+
+    @Test func fetchOptionsByEntityBatchSizeFaultsAndPropertyValues() throws {
+        let stack = try TestStack()
+        for name in ["a", "b", "c"] { _ = try stack.seed("Employee", ["name": name]) }
+        let reader = stack.newContext()
+        try withExtendedLifetime(reader) {
+            let request = NSFetchRequest<NSManagedObject>()
+            request.entity = stack.model.entitiesByName["Employee"]
+            request.fetchBatchSize = 2
+            #expect(try reader.fetch(request).count == 3, "a batch size still returns every result")
+            reader.reset()
+            request.returnsObjectsAsFaults = false
+            #expect(try reader.fetch(request).allSatisfy { !$0.isFault })
+            reader.reset()
+            request.returnsObjectsAsFaults = true
+            request.includesPropertyValues = false
+            let faults = try reader.fetch(request)
+            #expect(faults.allSatisfy { $0.isFault })
+            #expect(Set(faults.compactMap { $0.string("name") }) == ["a", "b", "c"], "the faults fill from the store")
         }
     }
 }

@@ -98,3 +98,36 @@ struct ManagedAccessorTests {
         )
     }
 }
+
+@Suite struct ManagedPrimitiveAccessorTests {
+    @Test func aPrimitivePropertyExpandsToPrimitiveAccessorsOfItsKey() {
+        assertExpansion(
+            """
+            class Employee: NSManagedObject {
+                @Managed var primitiveName: String?
+                @Managed var primitiveReports: Set<Employee>
+            }
+            """,
+            expandsTo: """
+                class Employee: NSManagedObject {
+                    var primitiveName: String? {
+                        get {
+                            managedPrimitiveValue(forKey: "name")
+                        }
+                        set {
+                            setManagedPrimitiveValue(newValue, forKey: "name")
+                        }
+                    }
+                    var primitiveReports: Set<Employee> {
+                        get {
+                            managedPrimitiveValue(forKey: "reports")
+                        }
+                        set {
+                            setManagedPrimitiveValue(newValue, forKey: "reports")
+                        }
+                    }
+                }
+                """
+        )
+    }
+}

@@ -11,6 +11,7 @@ import Testing
 @ManagedObject
 final class ListingDepartment: NSManagedObject {
     nonisolated(unsafe) static var nameGets = 0
+    nonisolated(unsafe) static var nameSets = 0
 
     /// Listing 1: a custom public accessor pair over the primitive value.
     var name: String? {
@@ -21,6 +22,7 @@ final class ListingDepartment: NSManagedObject {
             return primitiveValue(forKey: "name") as? String
         }
         set {
+            Self.nameSets += 1
             willChangeValue(forKey: "name")
             // Listing 2: the setter copies the value.
             setPrimitiveValue(newValue.map { String($0) }, forKey: "name")
@@ -144,7 +146,9 @@ struct ListingStack {
         let before = ListingDepartment.nameGets
         #expect(department.value(forKey: "name") as? String == "R&D")
         #expect(ListingDepartment.nameGets == before + 1)
+        let setsBefore = ListingDepartment.nameSets
         department.setValue("Sales", forKey: "name")
+        #expect(ListingDepartment.nameSets == setsBefore + 1, "setValue(_:forKey:) went through the custom setter")
         #expect(department.name == "Sales")
         #expect(department.changedValues()["name"] as? String == "Sales")
         #expect(ListingDepartment.keyPathString(\.name) == "name")

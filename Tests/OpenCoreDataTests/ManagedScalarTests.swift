@@ -1,0 +1,126 @@
+import Foundation
+import OpenCoreData
+import Testing
+
+// `@Managed` at run time for every scalar type Xcode's scalar codegen maps, optional and not, the
+// to-many forms, and generated primitive accessors.
+
+@ManagedObject
+final class ScalarBox: NSManagedObject {
+    @Managed var i16: Int16
+    @Managed var i32: Int32
+    @Managed var i64: Int64
+    @Managed var d: Double
+    @Managed var f: Float
+    @Managed var b: Bool
+    @Managed var oi16: Int16?
+    @Managed var oi64: Int64?
+    @Managed var od: Double?
+    @Managed var ob: Bool?
+    @Managed var name: String?
+    @Managed var primitiveName: String?
+    @Managed var friends: NSSet
+    @Managed var fans: Set<ScalarBox>?
+    @Managed var primitiveFriends: Set<ScalarBox>
+}
+
+private func scalarContext() throws -> (NSPersistentStoreCoordinator, NSManagedObjectContext) {
+    NSManagedObjectModel.registerManagedObjectClass(ScalarBox.self, forName: "ScalarBox")
+    let entity = NSEntityDescription()
+    entity.name = "Box"
+    entity.managedObjectClassName = "ScalarBox"
+    func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
+        let attribute = NSAttributeDescription()
+        attribute.name = name
+        attribute.attributeType = type
+        return attribute
+    }
+    let friends = NSRelationshipDescription()
+    friends.name = "friends"
+    friends.destinationEntity = entity
+    friends.maxCount = 0
+    let fans = NSRelationshipDescription()
+    fans.name = "fans"
+    fans.destinationEntity = entity
+    fans.maxCount = 0
+    friends.inverseRelationship = fans
+    fans.inverseRelationship = friends
+    entity.properties = [
+        attribute("i16", .integer16AttributeType), attribute("i32", .integer32AttributeType),
+        attribute("i64", .integer64AttributeType), attribute("d", .doubleAttributeType),
+        attribute("f", .floatAttributeType), attribute("b", .booleanAttributeType),
+        attribute("oi16", .integer16AttributeType), attribute("oi64", .integer64AttributeType),
+        attribute("od", .doubleAttributeType), attribute("ob", .booleanAttributeType),
+        attribute("name", .stringAttributeType), friends, fans,
+    ]
+    let model = NSManagedObjectModel()
+    model.entities = [entity]
+    let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+    try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = coordinator
+    return (coordinator, context)
+}
+
+@Suite struct ManagedScalarTests {
+    @Test func scalarsRoundTripThroughASaveAndNilReadsAsZeroOrNil() throws {
+        let (coordinator, context) = try scalarContext()
+        let box = ScalarBox(context: context)
+        #expect(box.i16 == 0 && box.i64 == 0 && box.d == 0 && box.f == 0 && !box.b, "nil scalars read as zero")
+        #expect(box.oi16 == nil && box.oi64 == nil && box.od == nil && box.ob == nil)
+        box.i16 = -12
+        box.i32 = 70_000
+        box.i64 = 1 << 40
+        box.d = 2.5
+        box.f = 1.25
+        box.b = true
+        box.oi16 = 7
+        box.od = 0.5
+        box.ob = false
+        try context.save()
+
+        let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        reader.persistentStoreCoordinator = coordinator
+        try withExtendedLifetime(reader) {
+            let fetched = try #require(try reader.fetch(NSFetchRequest<ScalarBox>(entityName: "Box")).first)
+            #expect(fetched.i16 == -12 && fetched.i32 == 70_000 && fetched.i64 == 1 << 40)
+            #expect(fetched.d == 2.5 && fetched.f == 1.25 && fetched.b)
+            #expect(fetched.oi16 == 7 && fetched.oi64 == nil && fetched.od == 0.5 && fetched.ob == false)
+            #expect(fetched.value(forKey: "i64") as? Int64 == 1 << 40)
+        }
+    }
+
+    @Test func generatedPrimitiveAccessorsSkipNotificationsAndInverses() throws {
+        let (_, context) = try scalarContext()
+        let box = ScalarBox(context: context)
+        let other = ScalarBox(context: context)
+        try context.save()
+        var notified = 0
+        let token = box.observeValue(forKey: "name", options: [.new]) { _, _, _, _, _, _ in notified += 1 }
+        box.primitiveName = "quiet"
+        #expect(box.name == "quiet")
+        #expect(notified == 0)
+        #expect(!box.isUpdated)
+        box.primitiveFriends = [other]
+        #expect(box.friends.count == 1)
+        #expect((other.fans ?? []).isEmpty, "a primitive set does not update the inverse")
+        token.invalidate()
+    }
+
+    @Test func nsSetAndOptionalSetPropertiesAndTheirMutatorsKeepBothSides() throws {
+        let (_, context) = try scalarContext()
+        let a = ScalarBox(context: context)
+        let b = ScalarBox(context: context)
+        let c = ScalarBox(context: context)
+        a.addToFriends(b)
+        #expect(b.fans == [a])
+        a.addToFriends(NSSet(array: [c]))
+        #expect(c.fans == [a] && a.friends.count == 2)
+        c.removeFromFans(a)
+        #expect(a.friends.count == 1)
+        b.fans = nil
+        #expect(a.friends.count == 0)
+        a.removeFromFriends(NSSet(array: [b, c]))
+        #expect(a.friends.count == 0)
+    }
+}
