@@ -250,7 +250,7 @@ extension NSManagedObject {
         if !property.isTransient, eventOldValues[key] == nil, managedObjectContext != nil {
             eventOldValues[key] = change.oldValue ?? NSNull()
         }
-        registrarIfCreated?.willSet(self, keyPath: \NSManagedObject.[observationKey: key])
+        registrar?.willSet(self, keyPath: \NSManagedObject.[observationKey: key])
         if !observers.isEmpty {
             let (old, _) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
             notifyObservers(key, kind: kind, old: old, new: nil, isPrior: true)
@@ -281,7 +281,7 @@ extension NSManagedObject {
         if !status.contains(.awakingFromFetch) {
             managedObjectContext?.objectDidChange(self, property: property)
         }
-        registrarIfCreated?.didSet(self, keyPath: \NSManagedObject.[observationKey: key])
+        registrar?.didSet(self, keyPath: \NSManagedObject.[observationKey: key])
         if !observers.isEmpty {
             let (old, new) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
             notifyObservers(key, kind: kind, old: old, new: new, isPrior: false)
@@ -343,7 +343,7 @@ extension NSManagedObject {
             let previous = slots[slot] as? NSManagedObject
             guard previous !== source else { return }
             // A to-one inverse had another owner: that owner loses this object.
-            if let previous { previous.forwardRemove(self, via: forward) }
+            if let previous { previous.inverseRemove(self, via: forward) }
             willChangeValue(forKey: inverse.name)
             slots[slot] = source
             didChangeValue(forKey: inverse.name)
@@ -370,10 +370,6 @@ extension NSManagedObject {
         }
     }
 
-    /// Removes `object` from this object's `relationship` without touching `object` (its side is being set).
-    private func forwardRemove(_ object: NSManagedObject, via relationship: NSRelationshipDescription) {
-        inverseRemove(object, via: relationship)
-    }
 
     // MARK: Observation
 
@@ -384,7 +380,6 @@ extension NSManagedObject {
         return created
     }
 
-    var registrarIfCreated: ObservationRegistrar? { registrar }
 
     /// One key path per key, so that Swift Observation can tell keys apart; the value is never read.
     subscript(observationKey key: String) -> Int { 0 }

@@ -30,9 +30,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     public let concurrencyType: ConcurrencyType
     /// The coordinator the context saves through and fetches from.
-    public var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
-        didSet { if let model = persistentStoreCoordinator?.managedObjectModel { ModelsInUse.add(model) } }
-    }
+    public var persistentStoreCoordinator: NSPersistentStoreCoordinator?
     /// A name for debugging.
     public var name: String?
     /// The application's own values.
@@ -109,8 +107,20 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Whether the current thread may use this context now.
     var isOnQueue: Bool {
         if PerformStack.current.contains(self) { return true }
-        if concurrencyType == .mainQueueConcurrencyType { return Thread.isMainThread }
+        if concurrencyType == .mainQueueConcurrencyType { return Self.isOnMainQueue }
         return DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self)
+    }
+
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    /// Whether the caller runs on the main queue: the main thread, or a main-queue block on another
+    /// thread (where Linux runs main-actor jobs when the main thread is not draining the queue itself).
+    static var isOnMainQueue: Bool {
+        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
     }
 
     /// The context whose `perform`/`performAndWait` block is running on this thread (the innermost).
@@ -203,8 +213,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// store has no such object.
     public func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
         assertQueue()
-        if let object = registry[objectID], !object.isFault, !object.isDeleted || object.isInserted { return object }
-        if let object = registry[objectID], object.isDeleted { return object }
+        if let object = registry[objectID], !object.isFault || object.isDeleted { return object }
         guard !objectID.isTemporaryID, let row = storeRow(for: objectID) else {
             throw coreDataError(NSManagedObjectReferentialIntegrityError, [
                 NSAffectedObjectsErrorKey: [objectID],
@@ -274,7 +283,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// current main-queue turn, as Core Data does at the end of a run-loop event.
     func scheduleEventEnd() {
         guard concurrencyType == .mainQueueConcurrencyType, !eventEndScheduled,
-              !PerformStack.current.contains(self), Thread.isMainThread else { return }
+              !PerformStack.current.contains(self), Self.isOnMainQueue else { return }
         eventEndScheduled = true
         DispatchQueue.main.async { [weak self] in
             guard let self else { return }

@@ -1,6 +1,8 @@
 import Foundation
 import OCDModel
+import OCDPredicate
 import OCDStore
+import class OCDPredicate.NSSortDescriptor
 
 /// Connects contexts to stores: it owns the model (frozen from now on) and the stores, routes each entity
 /// to the store of its configuration, and serializes store access.
@@ -253,14 +255,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 }
 
 /// A row sorted by its attribute values (merging several stores' results).
-private final class SortableRow: NSObject, PredicateKeyValueCodingRow {
+private final class SortableRow: NSObject, PredicateKeyValueCoding {
     let row: StoreRow
     init(row: StoreRow) { self.row = row }
     func predicateValue(forKey key: String) throws -> Any? { row.value(named: key) }
 }
-
-import OCDPredicate
-private typealias PredicateKeyValueCodingRow = PredicateKeyValueCoding
 
 extension NSPersistentStore {
     /// The coordinator the store was added to.

@@ -175,6 +175,25 @@ import class OCDPredicate.NSPredicate
     }
 }
 
+@Suite struct MainQueueEventTests {
+    @Test @MainActor func aMainQueueContextUsedOutsidePerformProcessesChangesAtTheEndOfTheTurn() async throws {
+        let stack = try TestStack()
+        let context = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
+        context.persistentStoreCoordinator = stack.coordinator
+        let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: context)
+        let company = stack.insert("Company", ["name": "Acme"], into: context)
+        let dept = stack.insert("Department", ["name": "R&D", "company": company], into: context)
+        try context.save()
+        context.delete(company)
+        #expect(!dept.isDeleted, "delete rules wait for the end of the event")
+        // A main-actor job enqueued now runs after the main-queue block the context scheduled.
+        await MainActor.run {}
+        try await Task.sleep(nanoseconds: 10_000_000)
+        #expect(dept.isDeleted, "the cascade ran without an explicit processPendingChanges()")
+        #expect(recorder.named(.NSManagedObjectContextObjectsDidChange).count >= 2)
+    }
+}
+
 final class ErrorBox: @unchecked Sendable {
     var error: NSError?
 }
