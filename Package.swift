@@ -32,6 +32,8 @@ let package = Package(
         .target(name: "OCDStore", dependencies: ["OCDModel", "OCDPredicate"]),
         // NSInMemoryStoreType: rows in memory, predicates through the predicate layer's evaluator.
         .target(name: "OCDInMemoryStore", dependencies: ["OCDStore", "OCDModel", "OCDPredicate"]),
+        // NSSQLiteStoreType: Core Data's SQLite file format, predicates translated to SQL (decisions D4, D5, D19).
+        .target(name: "OCDSQLiteStore", dependencies: ["OCDStore", "OCDModel", "OCDPredicate", "CSQLite"]),
         // Object graph: managed objects, contexts, the coordinator, the container.
         .target(name: "OCDGraph", dependencies: ["OCDStore", "OCDModel", "OCDPredicate"]),
         // Macros: @Managed and @ManagedObject, expanded by the compiler; only the umbrella uses them (decision D3).
@@ -48,7 +50,7 @@ let package = Package(
         // Umbrella: re-exports every layer under Apple's names (decision D1) and declares the macros (D2).
         .target(name: "OpenCoreData", dependencies: ["OpenCoreDataRuntime", "OCDPredicate", "OCDMacros"]),
         // Every layer without the macros, for code that must not build swift-syntax (benchmarks, D3).
-        .target(name: "OpenCoreDataRuntime", dependencies: ["OCDPredicate", "OCDModel", "OCDStore", "OCDGraph", "OCDInMemoryStore"]),
+        .target(name: "OpenCoreDataRuntime", dependencies: ["OCDPredicate", "OCDModel", "OCDStore", "OCDGraph", "OCDInMemoryStore", "OCDSQLiteStore"]),
         // cdtool's commands as a library, so tests run them in-process.
         .target(
             name: "CDToolKit",
@@ -62,7 +64,7 @@ let package = Package(
         // The README's demo: a small program on the whole stack (`swift run ocd-demo`).
         .executableTarget(name: "ocd-demo", dependencies: ["OpenCoreData"]),
 
-        // The system SQLite; tests read fixture stores with it until the SQLite store layer exists.
+        // The system SQLite: the SQLite store's engine; tests also read fixture stores with it directly.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Test helpers: the shared fixtures (real models and stores from Apple platforms).
         .target(name: "OCDTestSupport", dependencies: ["CSQLite"]),
@@ -74,6 +76,14 @@ let package = Package(
         .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit", "OCDTestSupport"]),
         // The object graph on the in-memory store: managed objects, contexts, coordinator, container.
         .testTarget(name: "OCDGraphTests", dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDStore"]),
+        // The SQLite store: file format, fixture stores, SQL translation, locking, bad files.
+        .testTarget(name: "OCDSQLiteStoreTests", dependencies: ["OCDGraph", "OCDSQLiteStore", "OCDInMemoryStore", "OCDStore", "OCDTestSupport", "CSQLite"]),
+        // The store conformance suite: OCDGraphTests' files (symbolic links) run again on an SQLite store.
+        .testTarget(
+            name: "OCDSQLiteConformanceTests",
+            dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDSQLiteStore", "OCDStore"],
+            swiftSettings: [.define("OCD_SQLITE_CONFORMANCE")]
+        ),
         // The macros' expansions and diagnostics, as text.
         .testTarget(
             name: "OCDMacrosTests",

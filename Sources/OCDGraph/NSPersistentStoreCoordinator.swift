@@ -139,6 +139,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try storeClass.metadataForPersistentStore(with: url)
     }
 
+    /// Replaces the metadata of the store file at `url` without adding it.
+    public class func setMetadata(_ metadata: [String: Any], forPersistentStoreOfType storeType: String, at url: URL,
+                                  options: [AnyHashable: Any]? = nil) throws {
+        guard let storeClass = PersistentStoreTypes.storeClass(for: storeType) else {
+            throw coreDataError(NSPersistentStoreInvalidTypeError, [NSLocalizedDescriptionKey: "Unsupported store type \"\(storeType)\"."])
+        }
+        try storeClass.setMetadata(metadata, forPersistentStoreAt: url)
+    }
+
     /// The object ID an `x-coredata:` URI names, if its store is one of the coordinator's and it names an
     /// entity of the model.
     public func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {

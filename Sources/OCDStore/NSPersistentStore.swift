@@ -90,6 +90,11 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         throw StoreError.invalidStore("this store type keeps no metadata in files")
     }
 
+    /// Replaces the metadata of the store file at `url` without adding the store. Stores without files throw.
+    open class func setMetadata(_ metadata: [String: Any], forPersistentStoreAt url: URL) throws {
+        throw StoreError.invalidStore("this store type keeps no metadata in files")
+    }
+
     /// Metadata for a new store of this model: type, a fresh UUID and the version hashes.
     public func freshMetadata() -> [String: Any] {
         var hashes: [String: Any] = [:]
@@ -131,6 +136,20 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The row of `objectID`, or nil if the store has none.
     open func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
         throw StoreError.invalidRequest("\(type) store does not read rows")
+    }
+
+    /// The rows of those of `objectIDs` the store holds, in any order. Stores answer in one query where
+    /// they can: the object graph fires batches of faults through this.
+    open func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow] {
+        try objectIDs.compactMap { try row(for: $0) }
+    }
+
+    /// The destinations of a to-many `relationship` for each of `objectIDs` (all of one entity), in one
+    /// query where the store can: prefetching and batch faulting use it.
+    open func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectIDs: [NSManagedObjectID]) throws -> [NSManagedObjectID: [NSManagedObjectID]] {
+        var result: [NSManagedObjectID: [NSManagedObjectID]] = [:]
+        for id in objectIDs { result[id] = try self.objectIDs(forRelationship: relationship, of: id) }
+        return result
     }
 
     /// The destinations of a to-many `relationship` of the object `objectID`, in order for an ordered one.

@@ -11,8 +11,10 @@
 @_exported import OCDModel
 @_exported import OCDStore
 @_exported import OCDGraph
-// Linked so that the coordinator finds NSInMemoryStoreType by name (decision D16).
+// Linked so that the coordinator finds NSInMemoryStoreType and NSSQLiteStoreType by name (decision D16).
 import OCDInMemoryStore
+@_exported import class OCDSQLiteStore.SQLiteStore
+@_exported import class OCDSQLiteStore.SQLStatementLog
 
 @_exported import class OCDPredicate.NSPredicate
 @_exported import class OCDPredicate.NSComparisonPredicate

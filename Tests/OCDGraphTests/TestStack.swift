@@ -6,6 +6,9 @@ import OCDPredicate
 import OCDStore
 import class OCDPredicate.NSPredicate
 import class OCDPredicate.NSSortDescriptor
+#if OCD_SQLITE_CONFORMANCE
+import OCDSQLiteStore
+#endif
 
 /// A model built in code, covering every relationship kind and delete rule the graph tests need:
 ///
@@ -105,8 +108,24 @@ enum TestModel {
     }
 }
 
-/// A coordinator with one in-memory store and a private-queue context on it.
+/// A coordinator with one in-memory store (an SQLite store in a new temporary file when these files run
+/// as the conformance suite, OCDSQLiteConformanceTests) and a private-queue context on it.
 struct TestStack {
+    /// The store type the suite runs on.
+    #if OCD_SQLITE_CONFORMANCE
+    static let storeType = NSSQLiteStoreType
+    #else
+    static let storeType = NSInMemoryStoreType
+    #endif
+
+    /// A new store file in a temporary folder of this test run (nil for the in-memory store).
+    static func newStoreURL() -> URL? {
+        guard storeType == NSSQLiteStoreType else { return nil }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-conformance-\(ProcessInfo.processInfo.processIdentifier)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder.appendingPathComponent("\(UUID().uuidString).sqlite")
+    }
+
     let model: NSManagedObjectModel
     let coordinator: NSPersistentStoreCoordinator
     let store: NSPersistentStore
@@ -115,7 +134,7 @@ struct TestStack {
     init(model: NSManagedObjectModel = TestModel.make()) throws {
         self.model = model
         coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        store = try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+        store = try coordinator.addPersistentStore(ofType: Self.storeType, configurationName: nil, at: Self.newStoreURL(), options: nil)
         context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
     }

@@ -1,0 +1,77 @@
+import Foundation
+import OCDPredicate
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSExpression
+import class OCDPredicate.NSComparisonPredicate
+import class OCDPredicate.NSCompoundPredicate
+
+/// The SQL functions and collations the predicate translation relies on, registered on each connection:
+/// string comparisons with Core Data's options (`[c]`, `[d]`), `LIKE` and `MATCHES` with NSPredicate's
+/// semantics, and the sort selectors Core Data's SQL store accepts.
+enum SQLFunctions {
+    /// `ocd_compare(operator, options, left, right)`: 1 when the NSPredicate comparison holds, else 0.
+    /// Runs the predicate layer's own comparison, so SQL and in-memory evaluation agree.
+    static let compare = "ocd_compare"
+    /// Collation for `caseInsensitiveCompare:` / `localizedCaseInsensitiveCompare:`.
+    static let caseInsensitive = "OCD_NOCASE"
+    /// Collation for `localizedStandardCompare:`.
+    static let localizedStandard = "OCD_LOCALIZED_STANDARD"
+    /// Collation for `localizedCompare:`.
+    static let localized = "OCD_LOCALIZED"
+
+    static func register(on connection: SQLiteConnection) {
+        let cache = ComparisonCache()
+        connection.registerFunction(compare, arity: 4) { arguments in
+            guard case .integer(let op) = arguments[0], case .integer(let options) = arguments[1],
+                  let type = NSComparisonPredicate.Operator(rawValue: UInt(op)) else { return .null }
+            let left = swiftValue(arguments[2])
+            let right = swiftValue(arguments[3])
+            return cache.evaluate(type, NSComparisonPredicate.Options(rawValue: UInt(options)), left, right) ? .integer(1) : .integer(0)
+        }
+        registerCollation(connection, caseInsensitive) { $0.caseInsensitiveCompare($1) }
+        registerCollation(connection, localizedStandard) { $0.localizedStandardCompare($1) }
+        registerCollation(connection, localized) { $0.localizedCompare($1) }
+    }
+
+    private static func swiftValue(_ value: SQLValue) -> Any? {
+        switch value {
+        case .null: return nil
+        case .integer(let v): return NSNumber(value: v)
+        case .real(let v): return NSNumber(value: v)
+        case .text(let v): return v
+        case .blob(let v): return v
+        }
+    }
+
+    private static func registerCollation(_ connection: SQLiteConnection, _ name: String, _ order: @escaping (String, String) -> ComparisonResult) {
+        let box = Unmanaged.passRetained(CollationBox(order)).toOpaque()
+        sqlite3_create_collation_v2_shim(connection.handle, name, box)
+    }
+}
+
+/// Comparison predicates by operator, options and constant right-hand side, so that a regular expression
+/// (`MATCHES`, `LIKE`) is compiled once per query rather than once per row.
+private final class ComparisonCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var predicates: [String: NSComparisonPredicate] = [:]
+
+    func evaluate(_ type: NSComparisonPredicate.Operator, _ options: NSComparisonPredicate.Options, _ left: Any?, _ right: Any?) -> Bool {
+        let key = "\(type.rawValue)|\(options.rawValue)|\(right.map { "\($0)" } ?? "<nil>")"
+        lock.lock()
+        var predicate = predicates[key]
+        if predicate == nil {
+            predicate = NSComparisonPredicate(leftExpression: NSExpression(forVariable: "value"),
+                                              rightExpression: NSExpression(forConstantValue: right),
+                                              modifier: .direct, type: type, options: options)
+            if predicates.count > 256 { predicates.removeAll() }
+            predicates[key] = predicate
+        }
+        lock.unlock()
+        return (try? predicate!.evaluateThrowing(with: nil, substitutionVariables: ["value": left ?? NSNull()])) ?? false
+    }
+}
+
+final class CollationBox {
+    let order: (String, String) -> ComparisonResult
+    init(_ order: @escaping (String, String) -> ComparisonResult) { self.order = order }
+}

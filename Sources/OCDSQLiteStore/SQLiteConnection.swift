@@ -1,0 +1,274 @@
+import CSQLite
+import Foundation
+
+/// An SQLite failure: the result code, SQLite's message and the statement that failed. The store turns it
+/// into a Core Data `NSError` at its boundary and keeps it as `NSUnderlyingErrorKey` (decision D6).
+public struct SQLiteError: Error, CustomStringConvertible, Sendable {
+    /// The primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT`, …).
+    public let code: Int32
+    /// The extended result code.
+    public let extendedCode: Int32
+    public let message: String
+    public let sql: String?
+
+    public var description: String {
+        var text = "SQLite error \(code) (\(extendedCode)): \(message)"
+        if let sql { text += " [\(sql)]" }
+        return text
+    }
+}
+
+/// The SQL text of every statement the connection prepares or executes, for tests that count statements
+/// ("no per-object query where one query can serve a batch").
+public final class SQLStatementLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String] = []
+    public init() {}
+    public var statements: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries
+    }
+    func record(_ sql: String) {
+        lock.lock()
+        entries.append(sql)
+        lock.unlock()
+    }
+    public func reset() {
+        lock.lock()
+        entries.removeAll()
+        lock.unlock()
+    }
+}
+
+/// One SQLite connection, used under the coordinator's lock (never from two threads at once). Statements
+/// are prepared once and cached by their SQL text.
+///
+/// The store talks to the C API directly rather than through GRDB (decision D4 allowed either; see
+/// Documentation/Architecture.md D19): it needs one serialized connection, cached statements and bulk
+/// stepping, which are a few hundred lines, and the hot loops would bypass GRDB's row layer anyway.
+final class SQLiteConnection {
+    let handle: OpaquePointer
+    let path: String
+    private var cache: [String: Statement] = [:]
+    /// Counts and records executed statements when set (tests and benchmarks).
+    var log: SQLStatementLog?
+
+    init(path: String, readOnly: Bool, create: Bool) throws {
+        var db: OpaquePointer?
+        var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        flags |= SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            let extended = db.map { sqlite3_extended_errcode($0) } ?? rc
+            if let db { sqlite3_close(db) }
+            throw SQLiteError(code: rc & 0xff, extendedCode: extended, message: message, sql: nil)
+        }
+        handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 5_000)
+    }
+
+    deinit {
+        for statement in cache.values { sqlite3_finalize(statement.handle) }
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ rc: Int32, _ sql: String?) -> SQLiteError {
+        SQLiteError(code: rc & 0xff, extendedCode: sqlite3_extended_errcode(handle),
+                    message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// Runs SQL without results (one or several statements).
+    func execute(_ sql: String) throws {
+        log?.record(sql)
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc, sql) }
+    }
+
+    /// A prepared statement for `sql`, from the cache when it was prepared before; reset and unbound.
+    func statement(_ sql: String) throws -> Statement {
+        if let cached = cache[sql] {
+            cached.reset()
+            return cached
+        }
+        var raw: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        guard rc == SQLITE_OK, let raw else { throw error(rc, sql) }
+        let statement = Statement(handle: raw, connection: self, sql: sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Runs `body` in a transaction (BEGIN IMMEDIATE, so that a writer fails fast rather than deadlocks),
+    /// rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Rows of a query, each read by `read`.
+    func query<T>(_ sql: String, _ arguments: [SQLValue] = [], _ read: (Statement) throws -> T) throws -> [T] {
+        let statement = try self.statement(sql)
+        try statement.bind(arguments)
+        var results: [T] = []
+        while try statement.step() { results.append(try read(statement)) }
+        return results
+    }
+
+    /// Runs a statement that returns no rows.
+    func run(_ sql: String, _ arguments: [SQLValue] = []) throws {
+        let statement = try self.statement(sql)
+        try statement.bind(arguments)
+        while try statement.step() {}
+    }
+
+    /// Registers a deterministic scalar SQL function taking `arity` arguments (-1: any).
+    func registerFunction(_ name: String, arity: Int32, deterministic: Bool = true,
+                          _ body: @escaping ([SQLValue]) -> SQLValue) {
+        let box = Unmanaged.passRetained(FunctionBox(body)).toOpaque()
+        let flags = SQLITE_UTF8 | (deterministic ? SQLITE_DETERMINISTIC : 0)
+        sqlite3_create_function_v2(handle, name, arity, flags, box, { context, count, values in
+            let box = Unmanaged<FunctionBox>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
+            var arguments: [SQLValue] = []
+            arguments.reserveCapacity(Int(count))
+            for index in 0..<Int(count) { arguments.append(SQLValue(values![index])) }
+            box.body(arguments).result(context)
+        }, nil, nil, { pointer in
+            if let pointer { Unmanaged<FunctionBox>.fromOpaque(pointer).release() }
+        })
+    }
+}
+
+private final class FunctionBox {
+    let body: ([SQLValue]) -> SQLValue
+    init(_ body: @escaping ([SQLValue]) -> SQLValue) { self.body = body }
+}
+
+/// A value bound to or read from SQLite.
+enum SQLValue: Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+
+    init(_ value: OpaquePointer?) {
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: self = .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
+        case SQLITE_TEXT: self = .text(String(cString: sqlite3_value_text(value)))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_value_bytes(value))
+            if count == 0 { self = .blob(Data()) } else { self = .blob(Data(bytes: sqlite3_value_blob(value)!, count: count)) }
+        default: self = .null
+        }
+    }
+
+    fileprivate func result(_ context: OpaquePointer?) {
+        switch self {
+        case .null: sqlite3_result_null(context)
+        case .integer(let value): sqlite3_result_int64(context, value)
+        case .real(let value): sqlite3_result_double(context, value)
+        case .text(let value): sqlite3_result_text(context, value, -1, SQLITE_TRANSIENT)
+        case .blob(let value):
+            value.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
+        }
+    }
+}
+
+/// SQLite's "copy the bytes now" destructor.
+let SQLITE_TRANSIENT = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+/// A cached prepared statement.
+final class Statement {
+    let handle: OpaquePointer
+    unowned let connection: SQLiteConnection
+    let sql: String
+
+    init(handle: OpaquePointer, connection: SQLiteConnection, sql: String) {
+        self.handle = handle
+        self.connection = connection
+        self.sql = sql
+    }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    func bind(_ values: [SQLValue]) throws {
+        for (index, value) in values.enumerated() { try bind(value, at: Int32(index + 1)) }
+    }
+
+    func bind(_ value: SQLValue, at index: Int32) throws {
+        let rc: Int32
+        switch value {
+        case .null: rc = sqlite3_bind_null(handle, index)
+        case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
+        case .real(let v): rc = sqlite3_bind_double(handle, index, v)
+        case .text(let v): rc = sqlite3_bind_text(handle, index, v, -1, SQLITE_TRANSIENT)
+        case .blob(let v):
+            rc = v.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), SQLITE_TRANSIENT) }
+        }
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql) }
+    }
+
+    /// Advances; true when a row is available.
+    func step() throws -> Bool {
+        if sqlite3_stmt_busy(handle) == 0 { connection.log?.record(sql) }
+        let rc = sqlite3_step(handle)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let failure = connection.error(rc, sql)
+        sqlite3_reset(handle)
+        throw failure
+    }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    func value(_ column: Int32) -> SQLValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT: return .text(text(column))
+        case SQLITE_BLOB: return .blob(blob(column))
+        default: return .null
+        }
+    }
+    func text(_ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(handle, column) else { return "" }
+        return String(cString: pointer)
+    }
+    func blob(_ column: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return Data() }
+        return Data(bytes: pointer, count: count)
+    }
+}
+
+/// Registers a collation that orders text with a Foundation comparison (`box` is a retained CollationBox).
+func sqlite3_create_collation_v2_shim(_ db: OpaquePointer, _ name: String, _ box: UnsafeMutableRawPointer) {
+    sqlite3_create_collation_v2(db, name, SQLITE_UTF8, box, { context, count1, bytes1, count2, bytes2 in
+        let box = Unmanaged<CollationBox>.fromOpaque(context!).takeUnretainedValue()
+        let left = String(decoding: UnsafeRawBufferPointer(start: bytes1, count: Int(count1)), as: UTF8.self)
+        let right = String(decoding: UnsafeRawBufferPointer(start: bytes2, count: Int(count2)), as: UTF8.self)
+        return Int32(box.order(left, right).rawValue)
+    }, { pointer in
+        if let pointer { Unmanaged<CollationBox>.fromOpaque(pointer).release() }
+    })
+}

@@ -1,0 +1,560 @@
+import CSQLite
+import Foundation
+import OCDModel
+import OCDPredicate
+import OCDStore
+
+/// `NSSQLiteStoreType`: objects in an SQLite database laid out as Apple's Core Data lays it out, so that
+/// a store written on an iPhone opens here and one written here opens there (decision D5,
+/// ../shared/spec/sqlite-store-format.md).
+///
+/// The coordinator serializes every call, so the store keeps one connection and no lock of its own.
+public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
+    private var connection: SQLiteConnection?
+    private(set) var schema: StoreSchema?
+    /// The metadata as last written to `Z_METADATA`, to write it again only when it changed.
+    private var writtenMetadata: NSDictionary?
+
+    /// Records every SQL statement the store runs, when set: tests count statements with it.
+    public var statementLog: SQLStatementLog? {
+        didSet { connection?.log = statementLog }
+    }
+
+    public override var type: String { NSSQLiteStoreType }
+
+    public required init(model: NSManagedObjectModel, configurationName: String?, at url: URL?, options: [AnyHashable: Any]?) {
+        super.init(model: model, configurationName: configurationName, at: url, options: options)
+    }
+
+    // MARK: Opening
+
+    public override func loadMetadata() throws {
+        guard let url else {
+            throw Self.error(NSPersistentStoreOpenErrorCode, "An SQLite store needs a file URL.")
+        }
+        let path = url.path
+        let exists = FileManager.default.fileExists(atPath: path) && ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0
+        if !exists && isReadOnly {
+            throw Self.error(NSFileReadNoSuchFileErrorCode, "The read-only store \(path) does not exist.", path: path)
+        }
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(path: path, readOnly: isReadOnly, create: !exists)
+        } catch let failure as SQLiteError {
+            throw Self.error(opening: failure, path: path)
+        }
+        connection.log = statementLog
+        Self.registerFunctions(connection)
+        do {
+            if exists {
+                try openExisting(connection)
+            } else {
+                try create(connection)
+            }
+        } catch let failure as SQLiteError {
+            throw Self.error(opening: failure, path: path)
+        } catch let failure as StoreError {
+            throw Self.error(NSPersistentStoreOpenErrorCode, "\(failure)", path: path, underlying: failure)
+        }
+        self.connection = connection
+    }
+
+    public override func willRemove(from coordinator: AnyObject?) {
+        connection = nil
+    }
+
+    private func create(_ connection: SQLiteConnection) throws {
+        // Page size and auto-vacuum must be set before the first table; WAL is Core Data's default.
+        try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = INCREMENTAL")
+        let journal = (options?["NSSQLitePragmasOption"] as? [String: Any])?["journal_mode"] as? String ?? "WAL"
+        try connection.execute("PRAGMA journal_mode = \(journal == "DELETE" ? "DELETE" : "WAL")")
+        let numbers = StoreSchema.defaultEntityNumbers(entities)
+        let schema = try StoreSchema(entities: entities, numbers: numbers)
+        var metadata = freshMetadata()
+        metadata["NSStoreModelVersionHashesDigest"] = model.versionHashesDigest
+        metadata["_NSAutoVacuumLevel"] = "2"
+        try connection.transaction {
+            for statement in schema.createStatements() { try connection.execute(statement) }
+            for mapping in schema.mappings.values.sorted(by: { $0.number < $1.number }) {
+                let parent = mapping.entity.superentity.flatMap { schema.mapping(for: $0)?.number } ?? 0
+                try connection.run("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+                                   [.integer(Int64(mapping.number)), .text(mapping.entity.name ?? ""), .integer(Int64(parent))])
+            }
+            try writeMetadata(metadata, connection)
+        }
+        self.metadata = metadata
+        self.schema = schema
+    }
+
+    private func openExisting(_ connection: SQLiteConnection) throws {
+        let metadata = try Self.readMetadata(connection)
+        if let type = metadata[NSStoreTypeKey] as? String, type != NSSQLiteStoreType {
+            throw Self.error(NSPersistentStoreTypeMismatchErrorCode, "The store at \(connection.path) is of type \(type), not SQLite.")
+        }
+        let configuration = configurationName == "PF_DEFAULT_CONFIGURATION_NAME" ? nil : configurationName
+        if !model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata) {
+            throw Self.error(NSPersistentStoreIncompatibleVersionHashErrorCode,
+                             "The model used to open the store is incompatible with the one used to create the store",
+                             path: connection.path, extra: ["metadata": metadata])
+        }
+        var numbers: [String: Int] = [:]
+        for (number, name) in try connection.query("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY", [], { ($0.int64(0), $0.text(1)) }) {
+            numbers[name] = Int(number)
+        }
+        var introspection: [String: [String]] = [:]
+        let tables = try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'", [], { $0.text(0) })
+        for table in tables where table.hasPrefix("Z") {
+            introspection[table.uppercased()] = try connection.query("PRAGMA table_info(\(Self.quoted(table)))", [], { $0.text(1).uppercased() })
+        }
+        schema = try StoreSchema(entities: entities, numbers: numbers, introspection: introspection)
+        self.metadata = metadata
+        writtenMetadata = NSDictionary(dictionary: metadata)
+    }
+
+    static func quoted(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// SQL functions Core Data's schema expects: derived-attribute triggers call these; a no-op suffices.
+    private static func registerFunctions(_ connection: SQLiteConnection) {
+        for name in ["NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue"] {
+            connection.registerFunction(name, arity: -1, deterministic: false) { _ in .null }
+        }
+        SQLFunctions.register(on: connection)
+    }
+
+    // MARK: Metadata
+
+    private static func readMetadata(_ connection: SQLiteConnection) throws -> [String: Any] {
+        let rows = try connection.query("SELECT Z_UUID, Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1", [], { ($0.text(0), $0.blob(1)) })
+        guard let (uuid, plist) = rows.first else {
+            throw StoreError.invalidStore("The file \(connection.path) is an SQLite database without Core Data metadata (Z_METADATA is empty).")
+        }
+        var metadata: [String: Any] = [:]
+        if !plist.isEmpty {
+            guard let dictionary = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any] else {
+                throw StoreError.invalidStore("The metadata of \(connection.path) (Z_METADATA.Z_PLIST) is not a property list dictionary.")
+            }
+            metadata = dictionary
+        }
+        metadata[NSStoreUUIDKey] = uuid
+        if metadata[NSStoreTypeKey] == nil { metadata[NSStoreTypeKey] = NSSQLiteStoreType }
+        return metadata
+    }
+
+    private func writeMetadata(_ metadata: [String: Any], _ connection: SQLiteConnection) throws {
+        try Self.writeMetadata(metadata, connection)
+        writtenMetadata = NSDictionary(dictionary: metadata)
+    }
+
+    private static func writeMetadata(_ metadata: [String: Any], _ connection: SQLiteConnection) throws {
+        var plist = metadata
+        let uuid = plist.removeValue(forKey: NSStoreUUIDKey) as? String ?? UUID().uuidString
+        let data: Data
+        do {
+            data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+        } catch {
+            throw StoreError.invalidRequest("The store metadata cannot be written as a property list: \(error)")
+        }
+        try connection.run("INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)", [.text(uuid), .blob(data)])
+    }
+
+    public override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw error(NSFileReadNoSuchFileErrorCode, "The file \(url.lastPathComponent) couldn't be opened because there is no such file.", path: url.path)
+        }
+        do {
+            let connection = try SQLiteConnection(path: url.path, readOnly: true, create: false)
+            return try readMetadata(connection)
+        } catch let failure as SQLiteError {
+            throw error(opening: failure, path: url.path)
+        } catch let failure as StoreError {
+            throw error(NSPersistentStoreInvalidTypeErrorCode, "\(failure)", path: url.path, underlying: failure)
+        }
+    }
+
+    /// Replaces the metadata of the store file at `url` without opening it as a store (the coordinator's
+    /// `setMetadata(_:forPersistentStoreOfType:at:options:)`). The UUID is kept when `metadata` lacks it.
+    public override class func setMetadata(_ metadata: [String: Any], forPersistentStoreAt url: URL) throws {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw error(NSFileReadNoSuchFileErrorCode, "The file \(url.lastPathComponent) couldn't be opened because there is no such file.", path: url.path)
+        }
+        do {
+            let connection = try SQLiteConnection(path: url.path, readOnly: false, create: false)
+            let current = try readMetadata(connection)
+            var updated = metadata
+            if updated[NSStoreUUIDKey] == nil { updated[NSStoreUUIDKey] = current[NSStoreUUIDKey] }
+            if updated[NSStoreTypeKey] == nil { updated[NSStoreTypeKey] = NSSQLiteStoreType }
+            try connection.transaction { try writeMetadata(updated, connection) }
+        } catch let failure as SQLiteError {
+            throw error(opening: failure, path: url.path)
+        } catch let failure as StoreError {
+            throw error(NSPersistentStoreInvalidTypeErrorCode, "\(failure)", path: url.path, underlying: failure)
+        }
+    }
+
+    // MARK: Reading
+
+    private func ready() throws -> (SQLiteConnection, StoreSchema) {
+        guard let connection, let schema else { throw StoreError.invalidStore("The SQLite store \(url?.path ?? "") is not open.") }
+        return (connection, schema)
+    }
+
+    private func mapping(_ entity: NSEntityDescription) throws -> EntityMapping {
+        guard let mapping = try ready().1.mapping(for: entity) else {
+            throw StoreError.invalidRequest("The SQLite store has no table for the entity \(entity.name ?? "?").")
+        }
+        return mapping
+    }
+
+    /// The SELECT list of a row read from `table`: Z_PK, Z_ENT, Z_OPT, then every declared column.
+    private func rowColumns(_ table: RootTable) -> (list: String, index: [String: Int32]) {
+        var names = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var index: [String: Int32] = [:]
+        for column in table.columns where table.existingColumns.isEmpty || table.existingColumns.contains(column.name) {
+            index[column.name] = Int32(names.count)
+            names.append(column.name)
+        }
+        return (names.map { "t0." + $0 }.joined(separator: ", "), index)
+    }
+
+    private var readPlans: [ObjectIdentifier: (list: String, index: [String: Int32])] = [:]
+
+    private func readPlan(_ table: RootTable) -> (list: String, index: [String: Int32]) {
+        if let plan = readPlans[ObjectIdentifier(table)] { return plan }
+        let plan = rowColumns(table)
+        readPlans[ObjectIdentifier(table)] = plan
+        return plan
+    }
+
+    /// Reads the current row of `statement` (selected with `readPlan`).
+    private func readRow(_ statement: Statement, _ index: [String: Int32], _ schema: StoreSchema) throws -> StoreRow? {
+        let pk = statement.int64(0)
+        guard let mapping = schema.byNumber[Int(statement.int64(1))] else { return nil }
+        var values = [Any?](repeating: nil, count: mapping.layout.properties.count)
+        for slot in mapping.selectedSlots {
+            switch mapping.storage[slot] {
+            case .attribute(let column, let attribute):
+                if let position = index[column] { values[slot] = ValueCoding.decode(statement, position, attribute) }
+            case .toOne(let column, let entityColumn, let relationship):
+                guard let position = index[column], !statement.isNull(position) else { continue }
+                var destination = relationship.destinationEntity
+                if let entityColumn, let entityPosition = index[entityColumn], !statement.isNull(entityPosition),
+                   let exact = schema.byNumber[Int(statement.int64(entityPosition))] {
+                    destination = exact.entity
+                }
+                if let destination { values[slot] = objectID(for: destination, primaryKey: statement.int64(position)) }
+            default:
+                break
+            }
+        }
+        return StoreRow(objectID: objectID(for: mapping.entity, primaryKey: pk), version: statement.int64(2), values: values)
+    }
+
+    public override func executeFetch(_ plan: StoreFetchPlan) throws -> [StoreRow] {
+        let (connection, schema) = try ready()
+        let mapping = try self.mapping(plan.entity)
+        let read = readPlan(mapping.table)
+        let query = try PredicateSQL(schema: schema, store: self).select(read.list, plan: plan, mapping: mapping)
+        return try wrap { try connection.query(query.sql, query.arguments) { try readRow($0, read.index, schema) }.compactMap { $0 } }
+    }
+
+    public override func countRows(_ plan: StoreFetchPlan) throws -> Int {
+        let (connection, schema) = try ready()
+        let mapping = try self.mapping(plan.entity)
+        let query = try PredicateSQL(schema: schema, store: self).count(plan: plan, mapping: mapping)
+        return try wrap { try connection.query(query.sql, query.arguments) { Int($0.int64(0)) }.first ?? 0 }
+    }
+
+    public override func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        try rows(for: [objectID]).first
+    }
+
+    /// The rows of `objectIDs` that exist, in one query per table (chunks of 500 keys).
+    public override func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow] {
+        let (connection, schema) = try ready()
+        var byTable: [ObjectIdentifier: (RootTable, [Int64])] = [:]
+        for id in objectIDs {
+            guard let pk = primaryKey(of: id), let mapping = schema.mapping(for: id.entity) else { continue }
+            byTable[ObjectIdentifier(mapping.table), default: (mapping.table, [])].1.append(pk)
+        }
+        var rows: [StoreRow] = []
+        for (table, keys) in byTable.values {
+            let read = readPlan(table)
+            for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
+                let sql = chunk.count == 1
+                    ? "SELECT \(read.list) FROM \(table.name) t0 WHERE t0.Z_PK = ?"
+                    : "SELECT \(read.list) FROM \(table.name) t0 WHERE t0.Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
+                rows += try wrap { try connection.query(sql, chunk.map { .integer($0) }) { try readRow($0, read.index, schema) }.compactMap { $0 } }
+            }
+        }
+        return rows
+    }
+
+    public override func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID) throws -> [NSManagedObjectID] {
+        try objectIDs(forRelationship: relationship, of: [objectID])[objectID] ?? []
+    }
+
+    /// The destinations of a to-many relationship for several objects, in one query.
+    public override func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectIDs: [NSManagedObjectID]) throws -> [NSManagedObjectID: [NSManagedObjectID]] {
+        let (connection, schema) = try ready()
+        guard let first = objectIDs.first else { return [:] }
+        let mapping = try self.mapping(first.entity)
+        guard let slot = mapping.layout.slotByName[relationship.name] else { return [:] }
+        var byKey: [Int64: NSManagedObjectID] = [:]
+        for id in objectIDs { if let pk = primaryKey(of: id) { byKey[pk] = id } }
+        guard !byKey.isEmpty else { return [:] }
+        let keys = Array(byKey.keys)
+        let placeholders = keys.count == 1 ? "= ?" : "IN (\(Array(repeating: "?", count: keys.count).joined(separator: ",")))"
+        let sql: String
+        switch mapping.storage[slot] {
+        case .toManyByInverse(let relationship, let inverseColumn, let orderColumn):
+            guard let destination = relationship.destinationEntity.flatMap(schema.mapping(for:)) else { return [:] }
+            let order = orderColumn.map { "t0.\($0), t0.Z_PK" } ?? "t0.Z_PK"
+            sql = "SELECT t0.\(inverseColumn), t0.Z_PK, t0.Z_ENT FROM \(destination.table.name) t0 WHERE t0.\(inverseColumn) \(placeholders) AND t0.Z_ENT IN (\(destination.numbersWithSubentities.map(String.init).joined(separator: ","))) ORDER BY \(order)"
+        case .toManyByJoin(let relationship, let table, let forward):
+            guard let destination = relationship.destinationEntity.flatMap(schema.mapping(for:)) else { return [:] }
+            let mine = forward ? table.sourceColumn : table.destinationColumn
+            let theirs = forward ? table.destinationColumn : table.sourceColumn
+            let orderColumn = forward ? table.sourceOrderColumn : table.destinationOrderColumn
+            let order = (relationship.isOrdered ? orderColumn.map { "j.\($0), " } ?? "" : "") + "d.Z_PK"
+            sql = "SELECT j.\(mine), d.Z_PK, d.Z_ENT FROM \(table.name) j JOIN \(destination.table.name) d ON d.Z_PK = j.\(theirs) WHERE j.\(mine) \(placeholders) ORDER BY \(order)"
+        default:
+            return [:]
+        }
+        var result: [NSManagedObjectID: [NSManagedObjectID]] = [:]
+        for id in byKey.values { result[id] = [] }
+        try wrap {
+            _ = try connection.query(sql, keys.map { .integer($0) }) { statement -> Void in
+                guard let owner = byKey[statement.int64(0)], let entity = schema.byNumber[Int(statement.int64(2))]?.entity else { return }
+                result[owner, default: []].append(self.objectID(for: entity, primaryKey: statement.int64(1)))
+            }
+        }
+        return result
+    }
+
+    public override func newObjectIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
+        let (connection, schema) = try ready()
+        if isReadOnly { throw StoreError.invalidRequest("The store is read-only.") }
+        let mapping = try self.mapping(entity)
+        guard let root = schema.mapping(for: mapping.table.entity) else { return [] }
+        let first: Int64 = try wrap {
+            try connection.transaction {
+                let current = try connection.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(root.number))]) { $0.int64(0) }.first
+                // Never below the table's largest key: a store written by other code may not keep Z_MAX.
+                let largest = try connection.query("SELECT MAX(Z_PK) FROM \(mapping.table.name)") { $0.int64(0) }.first ?? 0
+                let start = max(current ?? 0, largest)
+                if current == nil {
+                    try connection.run("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)",
+                                       [.integer(Int64(root.number)), .text(root.entity.name ?? ""), .integer(start + Int64(count))])
+                } else {
+                    try connection.run("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", [.integer(start + Int64(count)), .integer(Int64(root.number))])
+                }
+                return start + 1
+            }
+        }
+        return (0..<Int64(count)).map { objectID(for: entity, primaryKey: first + $0) }
+    }
+
+    // MARK: Saving
+
+    public override func checkSave(_ request: StoreSaveRequest) throws {
+        if isReadOnly {
+            throw StoreError.invalidRequest("The store \(url?.lastPathComponent ?? "") was opened read-only.")
+        }
+        let (connection, _) = try ready()
+        var expected: [NSManagedObjectID: Int64] = [:]
+        for (row, version) in request.updated { expected[row.objectID] = version }
+        for (id, version) in request.deleted { expected[id] = version }
+        guard !expected.isEmpty else { return }
+        let versions = try storedVersions(Array(expected.keys), connection)
+        var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
+        for (id, version) in expected where versions[id] != version {
+            conflicts.append((id, version, nil))
+        }
+        if !conflicts.isEmpty { throw StoreError.conflicts(try withStoredRows(conflicts)) }
+    }
+
+    private func storedVersions(_ ids: [NSManagedObjectID], _ connection: SQLiteConnection) throws -> [NSManagedObjectID: Int64] {
+        let schema = try ready().1
+        var byTable: [String: [Int64: NSManagedObjectID]] = [:]
+        for id in ids {
+            guard let pk = primaryKey(of: id), let mapping = schema.mapping(for: id.entity) else { continue }
+            byTable[mapping.table.name, default: [:]][pk] = id
+        }
+        var versions: [NSManagedObjectID: Int64] = [:]
+        for (table, keys) in byTable {
+            let all = Array(keys.keys)
+            for start in stride(from: 0, to: all.count, by: 500) {
+                let chunk = Array(all[start..<min(start + 500, all.count)])
+                let sql = "SELECT Z_PK, Z_OPT FROM \(table) WHERE Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
+                try wrap {
+                    _ = try connection.query(sql, chunk.map { .integer($0) }) { statement -> Void in
+                        if let id = keys[statement.int64(0)] { versions[id] = statement.int64(1) }
+                    }
+                }
+            }
+        }
+        return versions
+    }
+
+    private func withStoredRows(_ conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)]) throws -> [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] {
+        let rows = try self.rows(for: conflicts.map(\.objectID))
+        var byID: [NSManagedObjectID: StoreRow] = [:]
+        for row in rows { byID[row.objectID] = row }
+        return conflicts.map { ($0.objectID, $0.expectedVersion, byID[$0.objectID]) }
+    }
+
+    public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        if isReadOnly {
+            throw StoreError.invalidRequest("The store \(url?.lastPathComponent ?? "") was opened read-only.")
+        }
+        let (connection, schema) = try ready()
+        var result: [NSManagedObjectID: StoreRow] = [:]
+        do {
+            try wrap { try connection.transaction {
+                var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
+                for (id, version) in request.deleted {
+                    guard let pk = primaryKey(of: id), let mapping = schema.mapping(for: id.entity) else { continue }
+                    try connection.run("DELETE FROM \(mapping.table.name) WHERE Z_PK = ? AND Z_OPT = ?", [.integer(pk), .integer(version)])
+                    if connection.changes == 0 { conflicts.append((id, version, nil)); continue }
+                    try deleteJoinRows(of: pk, mapping, connection)
+                }
+                for row in request.inserted {
+                    let written = try insert(row, connection, schema)
+                    result[row.objectID] = written
+                }
+                for (row, version) in request.updated {
+                    if let written = try update(row, expectedVersion: version, connection, schema) {
+                        result[row.objectID] = written
+                    } else {
+                        conflicts.append((row.objectID, version, nil))
+                    }
+                }
+                if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
+                for row in request.inserted { try writeToMany(row, inserted: true, connection, schema) }
+                for (row, _) in request.updated { try writeToMany(row, inserted: false, connection, schema) }
+                if let metadata, !(writtenMetadata?.isEqual(to: metadata) ?? false) {
+                    try writeMetadata(metadata, connection)
+                }
+            } }
+        } catch StoreError.conflicts(let conflicts) {
+            // Another connection changed the rows between checkSave and the write: nothing was written.
+            throw StoreError.conflicts(try withStoredRows(conflicts))
+        }
+        return StoreSaveResult(rows: result)
+    }
+
+    private var insertSQL: [ObjectIdentifier: (sql: String, slots: [Int])] = [:]
+
+    private func insert(_ row: StoreRow, _ connection: SQLiteConnection, _ schema: StoreSchema) throws -> StoreRow {
+        guard let pk = primaryKey(of: row.objectID), let mapping = schema.mapping(for: row.objectID.entity) else {
+            throw StoreError.invalidRequest("The object \(row.objectID) does not belong to this store.")
+        }
+        let (columns, arguments) = try columnValues(row, mapping)
+        let sql = "INSERT INTO \(mapping.table.name) (Z_PK, Z_ENT, Z_OPT\(columns.map { ", " + $0 }.joined())) VALUES (?, ?, 1\(String(repeating: ", ?", count: columns.count)))"
+        try connection.run(sql, [.integer(pk), .integer(Int64(mapping.number))] + arguments)
+        return StoreRow(objectID: row.objectID, version: 1, values: row.values)
+    }
+
+    private func update(_ row: StoreRow, expectedVersion: Int64, _ connection: SQLiteConnection, _ schema: StoreSchema) throws -> StoreRow? {
+        guard let pk = primaryKey(of: row.objectID), let mapping = schema.mapping(for: row.objectID.entity) else {
+            throw StoreError.invalidRequest("The object \(row.objectID) does not belong to this store.")
+        }
+        let (columns, arguments) = try columnValues(row, mapping)
+        let sql = "UPDATE \(mapping.table.name) SET Z_OPT = Z_OPT + 1\(columns.map { ", \($0) = ?" }.joined()) WHERE Z_PK = ? AND Z_OPT = ?"
+        try connection.run(sql, arguments + [.integer(pk), .integer(expectedVersion)])
+        guard connection.changes == 1 else { return nil }
+        return StoreRow(objectID: row.objectID, version: expectedVersion + 1, values: row.values)
+    }
+
+    /// The columns and values of a row's attributes and to-one relationships.
+    private func columnValues(_ row: StoreRow, _ mapping: EntityMapping) throws -> ([String], [SQLValue]) {
+        var columns: [String] = []
+        var values: [SQLValue] = []
+        let existing = mapping.table.existingColumns
+        for slot in mapping.selectedSlots {
+            switch mapping.storage[slot] {
+            case .attribute(let column, let attribute):
+                guard existing.isEmpty || existing.contains(column) else { continue }
+                columns.append(column)
+                values.append(try ValueCoding.encode(row.values[slot], attribute))
+            case .toOne(let column, let entityColumn, _):
+                let destination = row.values[slot] as? NSManagedObjectID
+                columns.append(column)
+                values.append(destination.flatMap { primaryKey(of: $0) }.map { .integer($0) } ?? .null)
+                if let entityColumn {
+                    columns.append(entityColumn)
+                    let number = destination.flatMap { try? self.mapping($0.entity).number }
+                    values.append(number.map { .integer(Int64($0)) } ?? .null)
+                }
+            default:
+                break
+            }
+        }
+        return (columns, values)
+    }
+
+    /// Writes order keys of ordered one-to-many relationships and the join-table rows of many-to-many
+    /// ones, for the to-many slots the row holds (nil slots were not loaded and keep what is stored).
+    private func writeToMany(_ row: StoreRow, inserted: Bool, _ connection: SQLiteConnection, _ schema: StoreSchema) throws {
+        guard let pk = primaryKey(of: row.objectID), let mapping = schema.mapping(for: row.objectID.entity) else { return }
+        for (slot, _) in mapping.layout.relationships {
+            guard let destinations = row.values[slot] as? [NSManagedObjectID] else { continue }
+            switch mapping.storage[slot] {
+            case .toManyByInverse(let relationship, _, let orderColumn):
+                guard let orderColumn, let destination = relationship.destinationEntity.flatMap(schema.mapping(for:)) else { continue }
+                for (position, id) in destinations.enumerated() {
+                    guard let key = primaryKey(of: id) else { continue }
+                    try connection.run("UPDATE \(destination.table.name) SET \(orderColumn) = ? WHERE Z_PK = ?", [.integer(Int64(position + 1) * 1024), .integer(key)])
+                }
+            case .toManyByJoin(let relationship, let table, let forward):
+                let mine = forward ? table.sourceColumn : table.destinationColumn
+                let theirs = forward ? table.destinationColumn : table.sourceColumn
+                let orderColumn = relationship.isOrdered ? (forward ? table.sourceOrderColumn : table.destinationOrderColumn) : nil
+                let wanted = destinations.compactMap { primaryKey(of: $0) }
+                var stored: Set<Int64> = []
+                if !inserted {
+                    stored = Set(try connection.query("SELECT \(theirs) FROM \(table.name) WHERE \(mine) = ?", [.integer(pk)]) { $0.int64(0) })
+                }
+                let wantedSet = Set(wanted)
+                for key in stored.subtracting(wantedSet) {
+                    try connection.run("DELETE FROM \(table.name) WHERE \(mine) = ? AND \(theirs) = ?", [.integer(pk), .integer(key)])
+                }
+                for (position, key) in wanted.enumerated() {
+                    if let orderColumn {
+                        try connection.run("INSERT INTO \(table.name) (\(mine), \(theirs), \(orderColumn)) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET \(orderColumn) = excluded.\(orderColumn)",
+                                           [.integer(pk), .integer(key), .integer(Int64(position + 1) * 1024)])
+                    } else if !stored.contains(key) {
+                        try connection.run("INSERT OR IGNORE INTO \(table.name) (\(mine), \(theirs)) VALUES (?, ?)", [.integer(pk), .integer(key)])
+                    }
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Removes a deleted object's rows from the join tables of its entity's relationships.
+    private func deleteJoinRows(of pk: Int64, _ mapping: EntityMapping, _ connection: SQLiteConnection) throws {
+        for case .toManyByJoin(_, let table, let forward) in mapping.storage {
+            try connection.run("DELETE FROM \(table.name) WHERE \(forward ? table.sourceColumn : table.destinationColumn) = ?", [.integer(pk)])
+        }
+    }
+
+    // MARK: Errors
+
+    /// Runs `body`, turning SQLite errors into Core Data errors.
+    private func wrap<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let failure as SQLiteError {
+            throw Self.error(failure)
+        } catch let failure as SQLiteStoreError {
+            switch failure {
+            case .unsupportedPredicate(let text): throw Self.error(NSCoreDataErrorCode, text, underlying: failure)
+            case .unencodable(let text): throw Self.error(NSValidationErrorCode, text, underlying: failure)
+            }
+        }
+    }
+}

@@ -1,0 +1,415 @@
+import Foundation
+import OCDModel
+import OCDStore
+
+/// A many-to-many join table (`Z_<n><NAME>`): two primary-key columns, and two order columns when either
+/// side is ordered.
+final class JoinTable {
+    let name: String
+    /// The relationship the table is named after, and its inverse (nil for a to-many without inverse).
+    let relationship: NSRelationshipDescription
+    let inverse: NSRelationshipDescription?
+    /// Holds the primary keys of `relationship`'s source objects.
+    var sourceColumn: String
+    /// Holds the primary keys of `relationship`'s destination objects.
+    var destinationColumn: String
+    /// Position of the destination within the source's (ordered) relationship: `Z_FOK_<sourceColumn>`.
+    var sourceOrderColumn: String?
+    /// Position of the source within the destination's (ordered) inverse: `Z_FOK_<destinationColumn>`.
+    var destinationOrderColumn: String?
+
+    init(name: String, relationship: NSRelationshipDescription, inverse: NSRelationshipDescription?,
+         sourceColumn: String, destinationColumn: String, ordered: Bool) {
+        self.name = name
+        self.relationship = relationship
+        self.inverse = inverse
+        self.sourceColumn = sourceColumn
+        self.destinationColumn = destinationColumn
+        if ordered {
+            sourceOrderColumn = "Z_FOK_" + sourceColumn.dropFirst(2)
+            destinationOrderColumn = "Z_FOK_" + destinationColumn.dropFirst(2)
+        }
+    }
+}
+
+/// How one slot of an entity's layout is stored.
+enum SlotStorage {
+    /// An attribute's column in the root table.
+    case attribute(column: String, attribute: NSAttributeDescription)
+    /// A to-one relationship: the destination's primary key in `column`, and its `Z_ENT` in
+    /// `entityColumn` when the destination has subentities.
+    case toOne(column: String, entityColumn: String?, relationship: NSRelationshipDescription)
+    /// A to-many whose inverse is a to-one: the destinations' rows hold the foreign key (and the order
+    /// key of an ordered relationship).
+    case toManyByInverse(relationship: NSRelationshipDescription, inverseColumn: String, orderColumn: String?)
+    /// A many-to-many (or a to-many without inverse): rows of a join table. `forward` is true when the
+    /// slot's relationship is the one the table is named after.
+    case toManyByJoin(relationship: NSRelationshipDescription, table: JoinTable, forward: Bool)
+    /// Transient: not stored.
+    case none
+}
+
+/// The table of a root entity and everything in it.
+final class RootTable {
+    let entity: NSEntityDescription
+    let name: String
+    /// Declared columns after Z_PK, Z_ENT, Z_OPT, in creation order, with their SQL types.
+    var columns: [(name: String, type: String)] = []
+    /// Columns present in an existing store's table (upper-cased), from `PRAGMA table_info`.
+    var existingColumns: Set<String> = []
+
+    init(entity: NSEntityDescription) {
+        self.entity = entity
+        self.name = "Z" + (entity.name ?? "").uppercased()
+    }
+}
+
+/// Where one entity's objects live: its entity number, its root table and each slot's storage.
+final class EntityMapping {
+    let entity: NSEntityDescription
+    let layout: EntityLayout
+    let number: Int
+    let table: RootTable
+    var storage: [SlotStorage]
+    /// This entity's number and those of all its subentities (`Z_ENT IN (…)`).
+    var numbersWithSubentities: [Int] = []
+    /// Columns read for a row, in order after Z_PK, Z_ENT, Z_OPT: the slot each fills.
+    var selectedSlots: [Int] = []
+
+    init(entity: NSEntityDescription, number: Int, table: RootTable) {
+        self.entity = entity
+        self.layout = EntityLayout.of(entity)
+        self.number = number
+        self.table = table
+        self.storage = Array(repeating: .none, count: layout.properties.count)
+    }
+
+    var hasSubentities: Bool { !entity.subentities.isEmpty }
+}
+
+/// The mapping between a model and Core Data's SQLite schema (../shared/spec/sqlite-store-format.md):
+/// one table per root entity with single-table inheritance, foreign keys for to-ones, join tables for
+/// many-to-many, `Z_FOK_` order keys, entity numbers as in `Z_PRIMARYKEY`.
+final class StoreSchema {
+    let entities: [NSEntityDescription]
+    private(set) var mappings: [String: EntityMapping] = [:]
+    private(set) var byNumber: [Int: EntityMapping] = [:]
+    private(set) var roots: [RootTable] = []
+    private(set) var joinTables: [JoinTable] = []
+
+    func mapping(for entity: NSEntityDescription) -> EntityMapping? { mappings[entity.name ?? ""] }
+
+    /// Core Data's entity numbering: depth-first pre-order over the inheritance forest, roots and
+    /// children sorted by name, from 1.
+    static func defaultEntityNumbers(_ entities: [NSEntityDescription]) -> [String: Int] {
+        var numbers: [String: Int] = [:]
+        var next = 1
+        let names = Set(entities.compactMap(\.name))
+        func visit(_ entity: NSEntityDescription) {
+            numbers[entity.name ?? ""] = next
+            next += 1
+            for child in entity.subentities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) where names.contains(child.name ?? "") {
+                visit(child)
+            }
+        }
+        for root in entities.filter({ $0.superentity == nil || !names.contains($0.superentity?.name ?? "") })
+            .sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
+            visit(root)
+        }
+        return numbers
+    }
+
+    /// Builds the mapping of `entities` with the given entity numbers. `introspection` (an existing
+    /// store's tables and their columns, upper-cased) resolves names Core Data suffixed with digits;
+    /// without it, names are chosen as Core Data chooses them for a new store.
+    init(entities: [NSEntityDescription], numbers: [String: Int], introspection: [String: [String]]? = nil) throws {
+        self.entities = entities
+        let names = Set(entities.compactMap(\.name))
+        func root(of entity: NSEntityDescription) -> NSEntityDescription {
+            var current = entity
+            while let parent = current.superentity, names.contains(parent.name ?? "") { current = parent }
+            return current
+        }
+        var tables: [String: RootTable] = [:]
+        for entity in entities.sorted(by: { (numbers[$0.name ?? ""] ?? 0) < (numbers[$1.name ?? ""] ?? 0) }) {
+            guard let number = numbers[entity.name ?? ""] else {
+                throw StoreError.invalidStore("The store has no entity number for the entity \(entity.name ?? "?") (Z_PRIMARYKEY).")
+            }
+            let rootEntity = root(of: entity)
+            let table: RootTable
+            if let existing = tables[rootEntity.name ?? ""] {
+                table = existing
+            } else {
+                table = RootTable(entity: rootEntity)
+                if let columns = introspection?[table.name] { table.existingColumns = Set(columns) }
+                tables[rootEntity.name ?? ""] = table
+                roots.append(table)
+            }
+            let mapping = EntityMapping(entity: entity, number: number, table: table)
+            mappings[entity.name ?? ""] = mapping
+            byNumber[number] = mapping
+        }
+        for mapping in mappings.values {
+            mapping.numbersWithSubentities = mappings.values.filter { $0.entity.isKindOf(entity: mapping.entity) }.map(\.number).sorted()
+        }
+        try assignColumns(numbers: numbers, introspection: introspection)
+    }
+
+    private func number(_ entity: NSEntityDescription?) -> Int { mappings[entity?.name ?? ""]?.number ?? 0 }
+
+    private func assignColumns(numbers: [String: Int], introspection: [String: [String]]?) throws {
+        // Owner of each column name per table: the first entity (by number) that declares a property of
+        // that name; a later entity of the hierarchy with its own property of the same name gets a suffix.
+        var taken: [String: [String: String]] = [:]   // table → column → "Entity.property"
+        func column(_ base: String, in table: RootTable, owner: String) -> String {
+            var used = taken[table.name, default: [:]]
+            var candidate = base
+            var suffix = 0
+            while let holder = used[candidate], holder != owner {
+                suffix += 1
+                candidate = base + String(suffix)
+            }
+            // An existing store decides: keep the candidate only if the table has it.
+            if !table.existingColumns.isEmpty, !table.existingColumns.contains(candidate), table.existingColumns.contains(base), used[base] == nil {
+                candidate = base
+            }
+            used[candidate] = owner
+            taken[table.name] = used
+            return candidate
+        }
+        let ordered = mappings.values.sorted { $0.number < $1.number }
+        var columnTypes: [String: [String: String]] = [:]
+        func declare(_ table: RootTable, _ name: String, _ type: String) {
+            if columnTypes[table.name]?[name] == nil {
+                columnTypes[table.name, default: [:]][name] = type
+            }
+        }
+        // Pass 1: attributes and to-one columns, by declaring entity.
+        for mapping in ordered {
+            let table = mapping.table
+            for (slot, property) in mapping.layout.properties.enumerated() {
+                let declaring = declaringEntity(of: property, from: mapping.entity)
+                let owner = "\(declaring.name ?? "").\(property.name)"
+                if property.isTransient { continue }
+                if let attribute = property as? NSAttributeDescription {
+                    if attribute.attributeType == .undefinedAttributeType || attribute.attributeType == .objectIDAttributeType { continue }
+                    let name = column("Z" + property.name.uppercased(), in: table, owner: owner)
+                    mapping.storage[slot] = .attribute(column: name, attribute: attribute)
+                    declare(table, name, Self.sqlType(of: attribute))
+                } else if let relationship = property as? NSRelationshipDescription, !relationship.isToMany {
+                    let name = column("Z" + property.name.uppercased(), in: table, owner: owner)
+                    var entityColumn: String?
+                    if let destination = relationship.destinationEntity, !destination.subentities.isEmpty {
+                        entityColumn = column("Z\(number(destination))_" + property.name.uppercased(), in: table, owner: owner + "#entity")
+                    }
+                    mapping.storage[slot] = .toOne(column: name, entityColumn: entityColumn, relationship: relationship)
+                    declare(table, name, "INTEGER")
+                    if let entityColumn { declare(table, entityColumn, "INTEGER") }
+                }
+            }
+        }
+        // Pass 2: to-many relationships (inverse foreign keys, order keys, join tables).
+        var joinByKey: [String: JoinTable] = [:]
+        var joinColumnNames: Set<String> = []
+        for mapping in ordered {
+            for (slot, property) in mapping.layout.properties.enumerated() {
+                guard let relationship = property as? NSRelationshipDescription, relationship.isToMany, !relationship.isTransient else { continue }
+                let inverse = relationship.inverseRelationship
+                if let inverse, !inverse.isToMany, let destination = relationship.destinationEntity, let destinationMapping = mappings[destination.name ?? ""] {
+                    // One-to-many: the destination's foreign key to us.
+                    let destinationTable = destinationMapping.table
+                    guard case .toOne(let fk, _, _)? = mappings[inverse.entity?.name ?? ""].flatMap({ m in
+                        m.layout.slotByName[inverse.name].map { m.storage[$0] }
+                    }) else {
+                        mapping.storage[slot] = .none
+                        continue
+                    }
+                    var orderColumn: String?
+                    if relationship.isOrdered {
+                        orderColumn = "Z_FOK_" + fk.dropFirst()
+                        declare(destinationTable, orderColumn!, "INTEGER")
+                    }
+                    mapping.storage[slot] = .toManyByInverse(relationship: relationship, inverseColumn: fk, orderColumn: orderColumn)
+                    continue
+                }
+                // Many-to-many (or to-many without inverse): one join table per pair.
+                let declaring = declaringEntity(of: relationship, from: mapping.entity)
+                let pairKey: String
+                if let inverse {
+                    let a = "\(declaring.name ?? "").\(relationship.name)"
+                    let b = "\(inverse.entity?.name ?? "").\(inverse.name)"
+                    pairKey = min(a, b) + "|" + max(a, b)
+                } else {
+                    pairKey = "\(declaring.name ?? "").\(relationship.name)|"
+                }
+                if let table = joinByKey[pairKey] {
+                    mapping.storage[slot] = .toManyByJoin(relationship: relationship, table: table, forward: table.relationship.name == relationship.name && (table.relationship.entity?.name == declaring.name))
+                    continue
+                }
+                // Named after the side with the lower entity number (reflexive: the first name).
+                var named = relationship
+                var other = inverse
+                if let inverse {
+                    let mine = number(declaring), theirs = number(inverse.entity)
+                    if theirs < mine || (theirs == mine && inverse.name < relationship.name) {
+                        named = inverse
+                        other = relationship
+                    }
+                }
+                let namedNumber = number(named.entity)
+                let otherNumber = other.map { number($0.entity) } ?? number(named.destinationEntity)
+                var tableName = "Z_\(namedNumber)" + named.name.uppercased()
+                if let introspection, introspection[tableName] == nil, let otherSide = other {
+                    let alternative = "Z_\(otherNumber)" + otherSide.name.uppercased()
+                    if introspection[alternative] != nil {
+                        tableName = alternative
+                        other = named
+                        named = otherSide
+                    }
+                }
+                let sourceBase = "Z_\(number(named.entity))" + (other?.name ?? named.entity?.name ?? "").uppercased()
+                let destinationBase = "Z_\(other.map { number($0.entity) } ?? number(named.destinationEntity))" + named.name.uppercased()
+                let ordered = named.isOrdered || (other?.isOrdered ?? false)
+                let sourceColumn: String
+                let destinationColumn: String
+                if let existing = introspection?[tableName] {
+                    sourceColumn = Self.match(sourceBase, in: existing, excluding: nil) ?? sourceBase
+                    destinationColumn = Self.match(destinationBase, in: existing, excluding: sourceColumn) ?? destinationBase
+                } else {
+                    sourceColumn = Self.unique(sourceBase, &joinColumnNames)
+                    destinationColumn = Self.unique(destinationBase, &joinColumnNames)
+                }
+                let table = JoinTable(name: tableName, relationship: named, inverse: other, sourceColumn: sourceColumn,
+                                      destinationColumn: destinationColumn, ordered: ordered)
+                if let existing = introspection?[tableName] {
+                    if let order = table.sourceOrderColumn, !existing.contains(order) { table.sourceOrderColumn = nil }
+                    if let order = table.destinationOrderColumn, !existing.contains(order) { table.destinationOrderColumn = nil }
+                }
+                joinByKey[pairKey] = table
+                joinTables.append(table)
+                let forward = named === relationship
+                mapping.storage[slot] = .toManyByJoin(relationship: relationship, table: table, forward: forward)
+            }
+        }
+        // Declared column order: Core Data sorts by type (integers first, then numbers and dates, text, blobs).
+        let rank = ["INTEGER": 0, "TIMESTAMP": 1, "DECIMAL": 1, "FLOAT": 1, "VARCHAR": 2, "BLOB": 3]
+        for table in roots {
+            let columns = columnTypes[table.name] ?? [:]
+            table.columns = columns.map { (name: $0.key, type: $0.value) }
+                .sorted { (rank[$0.type] ?? 4, $0.name) < (rank[$1.type] ?? 4, $1.name) }
+        }
+        // What a row read selects.
+        for mapping in ordered {
+            mapping.selectedSlots = mapping.layout.properties.indices.filter { slot in
+                switch mapping.storage[slot] {
+                case .attribute, .toOne: return true
+                default: return false
+                }
+            }
+        }
+    }
+
+    /// The entity that declares `property` (a subentity's layout includes inherited properties).
+    private func declaringEntity(of property: NSPropertyDescription, from entity: NSEntityDescription) -> NSEntityDescription {
+        property.entity ?? entity
+    }
+
+    private static func unique(_ base: String, _ used: inout Set<String>) -> String {
+        var candidate = base
+        var suffix = 0
+        while used.contains(candidate) {
+            suffix += 1
+            candidate = base + String(suffix)
+        }
+        used.insert(candidate)
+        return candidate
+    }
+
+    /// The column of `columns` that is `base` with optional trailing digits.
+    private static func match(_ base: String, in columns: [String], excluding: String?) -> String? {
+        if columns.contains(base), base != excluding { return base }
+        return columns.first { column in
+            column != excluding && column.hasPrefix(base) && !column.dropFirst(base.count).isEmpty
+                && column.dropFirst(base.count).allSatisfy(\.isNumber)
+        }
+    }
+
+    static func sqlType(of attribute: NSAttributeDescription) -> String {
+        switch attribute.attributeType {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType: return "INTEGER"
+        case .doubleAttributeType, .floatAttributeType: return "FLOAT"
+        case .decimalAttributeType: return "DECIMAL"
+        case .dateAttributeType: return "TIMESTAMP"
+        case .stringAttributeType, .URIAttributeType: return "VARCHAR"
+        default: return "BLOB"
+        }
+    }
+
+    // MARK: Creating a store
+
+    /// The statements that create this schema in an empty database, as Core Data writes it.
+    func createStatements() -> [String] {
+        var sql: [String] = []
+        for table in roots {
+            let columns = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"] + table.columns.map { "\($0.name) \($0.type)" }
+            sql.append("CREATE TABLE \(table.name) ( \(columns.joined(separator: ", ")) )")
+        }
+        for join in joinTables {
+            var columns = ["\(join.sourceColumn) INTEGER", "\(join.destinationColumn) INTEGER"]
+            if let order = join.sourceOrderColumn { columns.append("\(order) INTEGER") }
+            if let order = join.destinationOrderColumn { columns.append("\(order) INTEGER") }
+            columns.append("PRIMARY KEY (\(join.sourceColumn), \(join.destinationColumn))")
+            sql.append("CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")) )")
+            sql.append("CREATE INDEX \(join.name)_\(join.destinationColumn)_INDEX ON \(join.name) (\(join.destinationColumn), \(join.sourceColumn))")
+        }
+        sql.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        sql.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+        sql.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+        // Indexes: foreign keys, Z_ENT of hierarchies, uniqueness constraints, fetch indexes, indexed attributes.
+        var indexNames: Set<String> = []
+        func index(_ name: String, _ statement: String) {
+            if indexNames.insert(name).inserted { sql.append(statement) }
+        }
+        for mapping in mappings.values.sorted(by: { $0.number < $1.number }) {
+            let table = mapping.table.name
+            let entityName = mapping.entity.name ?? ""
+            if mapping.entity.superentity == nil, mapping.hasSubentities {
+                index("\(table)_Z_ENT_INDEX", "CREATE INDEX \(table)_Z_ENT_INDEX ON \(table) (Z_ENT)")
+            }
+            for (slot, property) in mapping.layout.properties.enumerated() where property.entity === mapping.entity {
+                switch mapping.storage[slot] {
+                case .toOne(let column, _, _):
+                    index("\(table)_\(column)_INDEX", "CREATE INDEX \(table)_\(column)_INDEX ON \(table) (\(column))")
+                case .attribute(let column, _) where property.isIndexed:
+                    index("Z_\(entityName)_\(property.name)", "CREATE INDEX Z_\(entityName)_\(property.name) ON \(table) (\(column) COLLATE BINARY ASC)")
+                default: break
+                }
+            }
+            for constraint in mapping.entity.uniquenessConstraints {
+                let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+                let columns = names.compactMap { name in mapping.layout.slotByName[name].flatMap { column(of: mapping, slot: $0) } }
+                guard !columns.isEmpty, columns.count == names.count else { continue }
+                let name = "Z_\(entityName)_UNIQUE_" + names.joined(separator: "_")
+                index(name, "CREATE UNIQUE INDEX \(name) ON \(table) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
+            }
+            for fetchIndex in mapping.entity.indexes {
+                let parts = fetchIndex.elements.compactMap { element -> String? in
+                    guard let name = element.propertyName, let slot = mapping.layout.slotByName[name], let column = column(of: mapping, slot: slot) else { return nil }
+                    return "\(column) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")"
+                }
+                guard !parts.isEmpty else { continue }
+                let name = "Z_\(entityName)_\(fetchIndex.name)"
+                index(name, "CREATE INDEX \(name) ON \(table) (\(parts.joined(separator: ", ")))")
+            }
+        }
+        return sql
+    }
+
+    /// The column of an attribute or to-one slot.
+    func column(of mapping: EntityMapping, slot: Int) -> String? {
+        switch mapping.storage[slot] {
+        case .attribute(let column, _), .toOne(let column, _, _): return column
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import OCDModel
+
+/// Attribute values to and from SQLite as Core Data encodes them (spec §3): dates as seconds since
+/// 2001-01-01, booleans as 0/1, UUIDs as 16 bytes, decimals as their text (read back from any numeric
+/// affinity), transformable values as the transformer's data.
+enum ValueCoding {
+    static func encode(_ value: Any?, _ attribute: NSAttributeDescription) throws -> SQLValue {
+        guard let value, !(value is NSNull) else { return .null }
+        switch attribute.attributeType {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType:
+            if let number = value as? NSNumber { return .integer(number.int64Value) }
+            if let bool = value as? Bool { return .integer(bool ? 1 : 0) }
+        case .doubleAttributeType, .floatAttributeType:
+            if let number = value as? NSNumber { return .real(number.doubleValue) }
+        case .decimalAttributeType:
+            if let decimal = value as? Decimal { return .text(decimal.description) }
+            if let number = value as? NSDecimalNumber { return .text(number.stringValue) }
+            if let number = value as? NSNumber { return .text(number.decimalValue.description) }
+        case .stringAttributeType:
+            if let string = value as? String { return .text(string) }
+        case .dateAttributeType:
+            if let date = value as? Date { return .real(date.timeIntervalSinceReferenceDate) }
+        case .binaryDataAttributeType:
+            if let data = value as? Data { return .blob(data) }
+        case .UUIDAttributeType:
+            if let uuid = value as? UUID { return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) }) }
+        case .URIAttributeType:
+            if let url = value as? URL { return .text(url.absoluteString) }
+        case .transformableAttributeType:
+            return .blob(try transform(value, attribute))
+        default:
+            break
+        }
+        throw SQLiteStoreError.unencodable("The value \(value) (\(type(of: value))) of the attribute \(attribute.entity?.name ?? "?").\(attribute.name) cannot be stored as \(attribute.attributeType).")
+    }
+
+    static func decode(_ statement: Statement, _ column: Int32, _ attribute: NSAttributeDescription) -> Any? {
+        if statement.isNull(column) { return nil }
+        switch attribute.attributeType {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            return NSNumber(value: numeric(statement, column))
+        case .booleanAttributeType:
+            return NSNumber(value: numeric(statement, column) != 0)
+        case .doubleAttributeType:
+            return NSNumber(value: statement.double(column))
+        case .floatAttributeType:
+            return NSNumber(value: Float(statement.double(column)))
+        case .decimalAttributeType:
+            switch statement.value(column) {
+            case .integer(let value): return Decimal(value)
+            case .real(let value): return Decimal(string: String(value)) ?? Decimal(value)
+            case .text(let text): return Decimal(string: text) ?? Decimal.nan
+            default: return nil
+            }
+        case .stringAttributeType:
+            switch statement.value(column) {
+            case .text(let text): return text
+            case .integer(let value): return String(value)
+            case .real(let value): return String(value)
+            case .blob(let data): return String(decoding: data, as: UTF8.self)
+            case .null: return nil
+            }
+        case .dateAttributeType:
+            switch statement.value(column) {
+            case .integer(let value): return Date(timeIntervalSinceReferenceDate: Double(value))
+            case .real(let value): return Date(timeIntervalSinceReferenceDate: value)
+            case .text(let text): return Double(text).map(Date.init(timeIntervalSinceReferenceDate:))
+            default: return nil
+            }
+        case .binaryDataAttributeType:
+            return statement.blob(column)
+        case .UUIDAttributeType:
+            let data = statement.blob(column)
+            guard data.count == 16 else { return nil }
+            return data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+        case .URIAttributeType:
+            return URL(string: statement.text(column))
+        case .transformableAttributeType:
+            return untransform(statement.blob(column), attribute)
+        default:
+            return nil
+        }
+    }
+
+    private static func numeric(_ statement: Statement, _ column: Int32) -> Int64 {
+        switch statement.value(column) {
+        case .integer(let value): return value
+        case .real(let value): return Int64(value)
+        case .text(let text): return Int64(text) ?? Int64(Double(text) ?? 0)
+        default: return 0
+        }
+    }
+
+    /// A value as SQL compares it with the column of `attribute` (predicate arguments).
+    static func comparable(_ value: Any?, _ attribute: NSAttributeDescription?) -> SQLValue? {
+        guard let value, !(value is NSNull) else { return .null }
+        if let attribute, attribute.attributeType != .transformableAttributeType, let encoded = try? encode(value, attribute) {
+            return encoded
+        }
+        switch value {
+        case let bool as Bool: return .integer(bool ? 1 : 0)
+        case let number as NSNumber:
+            let kind = String(cString: number.objCType)
+            if kind == "d" || kind == "f" { return .real(number.doubleValue) }
+            return .integer(number.int64Value)
+        case let string as String: return .text(string)
+        case let date as Date: return .real(date.timeIntervalSinceReferenceDate)
+        case let data as Data: return .blob(data)
+        case let uuid as UUID: return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })
+        case let url as URL: return .text(url.absoluteString)
+        case let decimal as Decimal: return .real(NSDecimalNumber(decimal: decimal).doubleValue)
+        default: return nil
+        }
+    }
+
+    // MARK: Transformable values
+
+    private static let archiverNames: Set<String> = ["", "NSSecureUnarchiveFromData", "NSKeyedUnarchiveFromData", "NSSecureUnarchiveFromDataTransformerName"]
+
+    // Linux Foundation has no ValueTransformer: values of attributes with the default (secure) archiving
+    // transformers are keyed archives, as on Apple platforms; values of attributes naming a custom
+    // transformer are stored and returned as the data the application gives (Documentation/SQLiteStore.md).
+    private static func transform(_ value: Any, _ attribute: NSAttributeDescription) throws -> Data {
+        let name = attribute.valueTransformerName ?? ""
+        if let data = value as? Data, !archiverNames.contains(name) { return data }
+        do {
+            return try NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: false)
+        } catch {
+            throw SQLiteStoreError.unencodable("The value of the transformable attribute \(attribute.name) could not be archived: \(error)")
+        }
+    }
+
+    private static func untransform(_ data: Data, _ attribute: NSAttributeDescription) -> Any? {
+        let name = attribute.valueTransformerName ?? ""
+        guard archiverNames.contains(name) else { return data }
+        // Archives of classes Linux Foundation cannot decode stay data, rather than failing the fetch.
+        if let object = try? NSKeyedUnarchiver.unarchiveTopLevelObjectWithData(data) { return object }
+        return data
+    }
+}
+
+/// Errors inside the SQLite store, turned into Core Data errors at its boundary.
+enum SQLiteStoreError: Error, CustomStringConvertible {
+    case unencodable(String)
+    case unsupportedPredicate(String)
+
+    var description: String {
+        switch self {
+        case .unencodable(let text), .unsupportedPredicate(let text): return text
+        }
+    }
+}

@@ -1,0 +1,1 @@
+../OCDGraphTests/AccessorTests.swift

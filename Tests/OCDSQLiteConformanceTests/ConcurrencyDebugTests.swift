@@ -1,0 +1,1 @@
+../OCDGraphTests/ConcurrencyDebugTests.swift

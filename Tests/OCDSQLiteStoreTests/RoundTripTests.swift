@@ -1,0 +1,92 @@
+import Foundation
+import OCDGraph
+import OCDModel
+import OCDPredicate
+import OCDSQLiteStore
+import OCDStore
+import Testing
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSSortDescriptor
+
+/// Objects saved to an SQLite store read back, in a new coordinator, with every kind of value and
+/// relationship; the file has Core Data's schema.
+@Suite struct RoundTripTests {
+    @Test func objectsAndRelationshipsSurviveReopening() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let model = TestModel.make()
+        do {
+            let stack = try SQLiteStack(model: model, url: url)
+            try withExtendedLifetime(stack.context) {
+                let company = stack.insert("Company", ["name": "Acme"])
+                let department = stack.insert("Department", ["name": "R&D", "company": company])
+                let boss = stack.insert("Manager", ["name": "Ada", "age": 40, "level": 3, "department": department])
+                let employee = stack.insert("Employee", ["name": "Bob", "age": 25, "salary": 1234.5, "department": department, "manager": boss])
+                let t1 = stack.insert("Task", ["title": "one", "done": true])
+                let t2 = stack.insert("Task", ["title": "two"])
+                employee.setValue(NSOrderedSet(array: [t2, t1]), forKey: "tasks")
+                let p1 = stack.insert("Project", ["title": "Apollo"])
+                let p2 = stack.insert("Project", ["title": "Gemini"])
+                employee.setValue(Set([p1, p2]), forKey: "projects")
+                boss.setValue(Set([p1]), forKey: "projects")
+                stack.insert("Badge", ["number": 7, "holder": employee])
+                try stack.context.save()
+            }
+        }
+        let stack = try SQLiteStack(model: model, url: url)
+        try withExtendedLifetime(stack.context) {
+            let employees = try stack.fetch("Employee", sortedBy: "name")
+            #expect(employees.map { $0.value(forKey: "name") as? String } == ["Ada", "Bob"])
+            #expect(employees[0].entity.name == "Manager")
+            let bob = employees[1]
+            #expect(bob.value(forKey: "age") as? Int == 25)
+            #expect(bob.value(forKey: "salary") as? Double == 1234.5)
+            #expect((bob.value(forKey: "department") as? NSManagedObject)?.value(forKey: "name") as? String == "R&D")
+            #expect((bob.value(forKey: "manager") as? NSManagedObject)?.value(forKey: "name") as? String == "Ada")
+            let tasks = bob.value(forKey: "tasks") as? NSOrderedSet
+            #expect(tasks?.array.map { ($0 as! NSManagedObject).value(forKey: "title") as? String } == ["two", "one"])
+            let projects = (bob.value(forKey: "projects") as? Set<NSManagedObject>)?.compactMap { $0.value(forKey: "title") as? String }.sorted()
+            #expect(projects == ["Apollo", "Gemini"])
+            let apollo = try stack.fetch("Project", "title == %@", "Apollo").first
+            #expect((apollo?.value(forKey: "members") as? Set<NSManagedObject>)?.count == 2)
+            #expect((bob.value(forKey: "badge") as? NSManagedObject)?.value(forKey: "number") as? Int == 7)
+            let ada = employees[0]
+            #expect((ada.value(forKey: "reports") as? Set<NSManagedObject>)?.count == 1)
+            #expect(((try stack.fetch("Department").first)?.value(forKey: "employees") as? Set<NSManagedObject>)?.count == 2)
+        }
+    }
+
+    @Test func theFileHasCoreDataSchema() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        try withExtendedLifetime(stack.context) {
+            stack.insert("Company", ["name": "Acme"])
+            try stack.context.save()
+        }
+        let tables = Set(try RawSQL.rows(url, "SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0["name"] as? String })
+        #expect(tables.isSuperset(of: ["ZCOMPANY", "ZDEPARTMENT", "ZEMPLOYEE", "ZTASK", "ZPROJECT", "ZBADGE", "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]))
+        #expect(!tables.contains("ZMANAGER"), "subentities share their root's table")
+        // Entity numbers: pre-order, roots and children sorted by name.
+        let keys = try RawSQL.rows(url, "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+        #expect(keys.map { $0["Z_NAME"] as? String } == ["Badge", "Company", "Department", "Employee", "Manager", "Project", "Task"])
+        #expect(keys[4]["Z_SUPER"] as? Int64 == 4)
+        #expect(keys[1]["Z_MAX"] as? Int64 == 1)
+        let employeeColumns = Set(try RawSQL.rows(url, "PRAGMA table_info(ZEMPLOYEE)").compactMap { $0["name"] as? String })
+        #expect(employeeColumns.isSuperset(of: ["Z_PK", "Z_ENT", "Z_OPT", "ZNAME", "ZAGE", "ZSALARY", "ZDEPARTMENT", "ZMANAGER", "ZBADGE", "ZLEVEL"]))
+        #expect(!employeeColumns.contains("ZCACHE"), "transient attributes have no column")
+        let taskColumns = Set(try RawSQL.rows(url, "PRAGMA table_info(ZTASK)").compactMap { $0["name"] as? String })
+        #expect(taskColumns.isSuperset(of: ["ZOWNER", "Z_FOK_OWNER", "ZREVIEWER", "Z4_OWNER", "Z4_REVIEWER"]))
+        // Employee(4).projects ↔ Project(6).members: named after the lower entity number's side.
+        let join = Set(try RawSQL.rows(url, "PRAGMA table_info(Z_4PROJECTS)").compactMap { $0["name"] as? String })
+        #expect(join == ["Z_4MEMBERS", "Z_6PROJECTS"])
+        let journal = try RawSQL.rows(url, "PRAGMA journal_mode").first?["journal_mode"] as? String
+        #expect(journal == "wal")
+        let metadata = try RawSQL.rows(url, "SELECT Z_UUID, Z_PLIST FROM Z_METADATA")
+        let plist = try PropertyListSerialization.propertyList(from: metadata[0]["Z_PLIST"] as! Data, format: nil) as? [String: Any]
+        #expect(plist?["NSStoreType"] as? String == "SQLite")
+        #expect((plist?["NSStoreModelVersionHashes"] as? [String: Data])?.count == 7)
+        #expect(plist?["NSStoreUUID"] == nil, "the UUID lives in Z_UUID")
+        #expect(metadata[0]["Z_UUID"] as? String == stack.store.identifier)
+    }
+}
