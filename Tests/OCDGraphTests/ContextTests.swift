@@ -929,7 +929,7 @@ struct CoordinatorTests {
     @Test func metadataHoldsTheStoreTypeAndUUID() throws {
         let stack = try TestStack()
         let metadata = stack.coordinator.metadata(for: stack.store)
-        #expect(metadata[NSStoreTypeKey] as? String == NSInMemoryStoreType)
+        #expect(metadata[NSStoreTypeKey] as? String == TestStack.storeType)
         #expect(metadata[NSStoreUUIDKey] as? String == stack.store.identifier)
         #expect(UUID(uuidString: stack.store.identifier) != nil)
     }
