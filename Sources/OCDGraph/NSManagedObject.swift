@@ -55,6 +55,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     var committedRow: StoreRow?
     /// A row already fetched for this fault, so firing it needs no store trip.
     var cachedRow: StoreRow?
+    /// The objects fetched together with this fault (a `fetchBatchSize` fetch, a to-many relationship):
+    /// firing it reads its neighbours' rows in the same query.
+    var faultBatch: FaultBatch?
     var status: Status = []
     /// Old values since the last `processPendingChanges` (`changedValuesForCurrentEvent()`).
     var eventOldValues: [String: Any] = [:]
@@ -274,6 +277,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             status.remove(.fault)
             return
         }
+        if cachedRow == nil, let batch = faultBatch {
+            context.fillBatch(batch, around: objectID)
+        }
+        faultBatch = nil
         let row = cachedRow ?? context.storeRow(for: objectID)
         cachedRow = nil
         guard let row else {
@@ -362,9 +369,22 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         } else if !objectID.isTemporaryID, let context = managedObjectContext {
             ids = context.storeObjectIDs(forRelationship: relationship, of: objectID)
         }
-        let storage = ToManyStorage(managedObjectContext.map { context in ids.map { context.object(with: $0) } } ?? [])
+        let storage = ToManyStorage(managedObjectContext.map { context in context.faults(for: ids) } ?? [])
         slots[slot] = storage
         return storage
+    }
+
+    /// Whether the to-many relationship `key` holds its objects (loaded or changed).
+    func isToManyLoaded(_ key: String) -> Bool {
+        guard let slot = layout.slotByName[key] else { return true }
+        return slots[slot] is ToManyStorage || committedRow?.values[slot] is [NSManagedObjectID]
+    }
+
+    /// Sets a prefetched to-many relationship that is not loaded yet.
+    func loadToMany(_ key: String, _ objects: [NSManagedObject]) {
+        guard let slot = layout.slotByName[key], !(slots[slot] is ToManyStorage) else { return }
+        fireFault()
+        slots[slot] = ToManyStorage(objects)
     }
 
     /// Whether the relationship `key` is not loaded (to-many) or points to a fault (to-one). Never fires.

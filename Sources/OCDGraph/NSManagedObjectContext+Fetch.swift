@@ -85,8 +85,15 @@ extension NSManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else { return [] }
         if request.includesPendingChanges { processPendingChanges() }
         let pending = request.includesPendingChanges && hasPendingChanges(for: entity, request.includesSubentities)
-        let rows = try coordinator.executeFetch(plan(for: request, entity: entity, pushLimits: !pending))
-        var objects = rows.map { materialize($0, request) }
+        var objects: [NSManagedObject]
+        if !pending && (request.fetchBatchSize > 0 || !request.includesPropertyValues) && request.returnsObjectsAsFaults {
+            // Batch faulting: IDs now, rows when a fault of a batch fires (one query per batch).
+            let ids = try coordinator.executeFetchObjectIDs(plan(for: request, entity: entity, pushLimits: true))
+            objects = faults(for: ids, batchSize: request.fetchBatchSize > 0 ? request.fetchBatchSize : FaultBatch.defaultSize)
+        } else {
+            let rows = try coordinator.executeFetch(plan(for: request, entity: entity, pushLimits: !pending))
+            objects = rows.map { materialize($0, request) }
+        }
         if pending {
             let predicate = request.predicate
             func matches(_ object: NSManagedObject) throws -> Bool {
@@ -125,7 +132,7 @@ extension NSManagedObjectContext {
         if request.includesPendingChanges && hasPendingChanges(for: entity, request.includesSubentities) {
             return try fetchObjects(request, entity: entity).map(\.objectID)
         }
-        return try coordinator.executeFetch(plan(for: request, entity: entity, pushLimits: true)).map(\.objectID)
+        return try coordinator.executeFetchObjectIDs(plan(for: request, entity: entity, pushLimits: true))
     }
 
     /// The registered object for a fetched row, or a new fault holding the row (so that firing it needs no
@@ -143,25 +150,56 @@ extension NSManagedObjectContext {
         return object
     }
 
-    /// Loads the relationships on `paths` (dotted), so that walking them later needs no fault.
+    /// Loads the relationships on `paths` (dotted), so that walking them later needs no store trip: per
+    /// step, one query for the rows of the objects reached and one per to-many relationship for their
+    /// destinations, however many objects there are.
     private func prefetch(_ paths: [String], of objects: [NSManagedObject]) {
         for path in paths {
             var level = objects
             for key in path.split(separator: ".").map(String.init) {
-                var next: [NSManagedObject] = []
+                fillRows(of: level)
+                var groups: [ObjectIdentifier: (NSRelationshipDescription, [NSManagedObject])] = [:]
                 for object in level {
-                    object.fireFault()
                     guard let slot = object.layout.slotByName[key],
                           let relationship = object.layout.properties[slot] as? NSRelationshipDescription else { continue }
+                    object.fireFault()
+                    groups[ObjectIdentifier(relationship), default: (relationship, [])].1.append(object)
+                }
+                var next: [NSManagedObject] = []
+                for (relationship, members) in groups.values {
                     if relationship.isToMany {
-                        next.append(contentsOf: object.toMany(slot).objects)
-                    } else if let destination = object.slots[slot] as? NSManagedObject {
-                        next.append(destination)
+                        let unloaded = members.filter { !$0.objectID.isTemporaryID && !$0.isToManyLoaded(relationship.name) }
+                        let destinations = unloaded.isEmpty ? [:] : persistentStoreCoordinator?.objectIDs(forRelationship: relationship, of: unloaded.map(\.objectID)) ?? [:]
+                        for member in unloaded {
+                            member.loadToMany(relationship.name, faults(for: destinations[member.objectID] ?? [], batchSize: .max))
+                        }
+                        for member in members {
+                            if let slot = member.layout.slotByName[relationship.name] { next.append(contentsOf: member.toMany(slot).objects) }
+                        }
+                    } else {
+                        for member in members {
+                            if let slot = member.layout.slotByName[relationship.name], let destination = member.slots[slot] as? NSManagedObject {
+                                next.append(destination)
+                            }
+                        }
                     }
                 }
+                // Prefetched objects are realized, as Core Data's are: their rows are at hand.
+                fillRows(of: next)
                 for object in next { object.fireFault() }
                 level = next
             }
+        }
+    }
+
+    /// Gives the faults among `objects` their rows, in one query.
+    private func fillRows(of objects: [NSManagedObject]) {
+        let wanted = objects.filter { $0.isFault && $0.cachedRow == nil && !$0.objectID.isTemporaryID }
+        guard !wanted.isEmpty, let coordinator = persistentStoreCoordinator else { return }
+        for row in coordinator.rows(for: wanted.map(\.objectID)) {
+            guard let object = registry[row.objectID], object.isFault, object.cachedRow == nil else { continue }
+            object.cachedRow = row
+            object.faultBatch = nil
         }
     }
 

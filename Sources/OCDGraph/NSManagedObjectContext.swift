@@ -553,8 +553,56 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         return persistentStoreCoordinator?.row(for: objectID)
     }
 
+    /// The objects for `ids`; those that are new faults share one batch, so that touching one reads the
+    /// rows of its batch neighbours in the same store query.
+    func faults(for ids: [NSManagedObjectID], batchSize: Int = FaultBatch.defaultSize) -> [NSManagedObject] {
+        let batch = ids.count > 1 ? FaultBatch(ids, size: batchSize) : nil
+        return ids.map { id in
+            let object = self.object(with: id)
+            if let batch, object.isFault, object.cachedRow == nil { object.faultBatch = batch }
+            return object
+        }
+    }
+
+    /// Reads, in one query, the rows of the unfired faults of `batch` in the window around `objectID`.
+    func fillBatch(_ batch: FaultBatch, around objectID: NSManagedObjectID) {
+        let window = batch.window(around: objectID)
+        var wanted: [NSManagedObjectID] = []
+        for id in window {
+            guard let object = registry[id], object.isFault, object.cachedRow == nil else { continue }
+            wanted.append(id)
+        }
+        guard wanted.count > 1, let coordinator = persistentStoreCoordinator else { return }
+        for row in coordinator.rows(for: wanted) {
+            guard let object = registry[row.objectID], object.isFault, object.cachedRow == nil else { continue }
+            object.cachedRow = row
+            object.faultBatch = nil
+        }
+    }
+
     func storeObjectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID) -> [NSManagedObjectID] {
         persistentStoreCoordinator?.objectIDs(forRelationship: relationship, of: objectID) ?? []
+    }
+}
+
+/// Objects fetched together, in fetch order: firing one fault reads the rows of the faults of its window
+/// (`size` objects) in one query, as Core Data's batch faulting does.
+final class FaultBatch {
+    static let defaultSize = 100
+    let ids: [NSManagedObjectID]
+    let size: Int
+    private var positions: [NSManagedObjectID: Int] = [:]
+
+    init(_ ids: [NSManagedObjectID], size: Int) {
+        self.ids = ids
+        self.size = max(size, 1)
+    }
+
+    func window(around id: NSManagedObjectID) -> ArraySlice<NSManagedObjectID> {
+        if positions.isEmpty { for (index, member) in ids.enumerated() { positions[member] = index } }
+        guard let position = positions[id] else { return [] }
+        let start = position / size * size
+        return ids[start..<min(start + size, ids.count)]
     }
 }
 

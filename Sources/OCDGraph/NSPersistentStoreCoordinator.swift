@@ -206,6 +206,46 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
     }
 
+    /// The rows of `objectIDs`, one query per store.
+    func rows(for objectIDs: [NSManagedObjectID]) -> [StoreRow] {
+        lock.lock()
+        defer { lock.unlock() }
+        var byStore: [ObjectIdentifier: (NSPersistentStore, [NSManagedObjectID])] = [:]
+        for id in objectIDs {
+            guard let store = id.persistentStore else { continue }
+            byStore[ObjectIdentifier(store), default: (store, [])].1.append(id)
+        }
+        var rows: [StoreRow] = []
+        for (store, ids) in byStore.values {
+            do {
+                rows += try store.rows(for: ids)
+            } catch {
+                fatalError("CoreData could not fulfill faults for \(ids.count) objects of '\(store.url?.path ?? store.type)': \(error)")
+            }
+        }
+        return rows
+    }
+
+    /// The destinations of a to-many relationship for several objects of one store.
+    func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectIDs: [NSManagedObjectID]) -> [NSManagedObjectID: [NSManagedObjectID]] {
+        guard let store = objectIDs.first?.persistentStore else { return [:] }
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            return try store.objectIDs(forRelationship: relationship, of: objectIDs)
+        } catch {
+            fatalError("CoreData could not fulfill the relationship faults '\(relationship.name)' of \(objectIDs.count) objects: \(error)")
+        }
+    }
+
+    func executeFetchObjectIDs(_ plan: StoreFetchPlan) throws -> [NSManagedObjectID] {
+        lock.lock()
+        defer { lock.unlock() }
+        let holding = stores(holding: plan.entity)
+        if holding.count == 1 { return try holding[0].executeFetchObjectIDs(plan) }
+        return try executeFetch(plan).map(\.objectID)
+    }
+
     func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID) -> [NSManagedObjectID] {
         guard let store = objectID.persistentStore else { return [] }
         lock.lock()

@@ -259,6 +259,18 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return try wrap { try connection.query(query.sql, query.arguments) { try readRow($0, read.index, schema) }.compactMap { $0 } }
     }
 
+    public override func executeFetchObjectIDs(_ plan: StoreFetchPlan) throws -> [NSManagedObjectID] {
+        let (connection, schema) = try ready()
+        let mapping = try self.mapping(plan.entity)
+        let query = try PredicateSQL(schema: schema, store: self).select("t0.Z_PK, t0.Z_ENT", plan: plan, mapping: mapping)
+        return try wrap {
+            try connection.query(query.sql, query.arguments) { statement -> NSManagedObjectID? in
+                guard let entity = schema.byNumber[Int(statement.int64(1))]?.entity else { return nil }
+                return self.objectID(for: entity, primaryKey: statement.int64(0))
+            }.compactMap { $0 }
+        }
+    }
+
     public override func countRows(_ plan: StoreFetchPlan) throws -> Int {
         let (connection, schema) = try ready()
         let mapping = try self.mapping(plan.entity)

@@ -128,6 +128,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         throw StoreError.invalidRequest("\(type) store does not fetch")
     }
 
+    /// The IDs of the rows matching `plan`, sorted, with offset and limit applied: for fetches that do not
+    /// need values (object-ID results, `includesPropertyValues == false`, `fetchBatchSize`).
+    open func executeFetchObjectIDs(_ plan: StoreFetchPlan) throws -> [NSManagedObjectID] {
+        try executeFetch(plan).map(\.objectID)
+    }
+
     /// The number of rows matching `plan` (offset and limit applied).
     open func countRows(_ plan: StoreFetchPlan) throws -> Int {
         try executeFetch(plan).count

@@ -1,0 +1,150 @@
+import Foundation
+import OCDGraph
+import OCDModel
+import OCDPredicate
+import OCDSQLiteStore
+import OCDStore
+import Testing
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSSortDescriptor
+
+/// Faulting and uniquing on the SQLite store, with the number of SQL statements each operation runs:
+/// no per-object query where one query can serve a batch.
+@Suite struct FaultingTests {
+    /// A store with 3 departments of 50 employees each (each with 2 tasks), saved, and a fresh stack on it.
+    private func populated(_ folder: TemporaryFolder) throws -> SQLiteStack {
+        let url = folder.file()
+        let model = TestModel.make()
+        do {
+            let stack = try SQLiteStack(model: model, url: url)
+            try withExtendedLifetime(stack.context) {
+                for d in 0..<3 {
+                    let department = stack.insert("Department", ["name": "D\(d)"])
+                    for e in 0..<50 {
+                        let employee = stack.insert("Employee", ["name": "E\(d)-\(e)", "age": e, "department": department])
+                        employee.setValue(NSOrderedSet(array: [stack.insert("Task", ["title": "a\(e)"]), stack.insert("Task", ["title": "b\(e)"])]), forKey: "tasks")
+                    }
+                }
+                try stack.context.save()
+            }
+        }
+        return try SQLiteStack(model: model, url: url)
+    }
+
+    private func counting(_ stack: SQLiteStack, _ body: () throws -> Void) rethrows -> [String] {
+        let log = SQLStatementLog()
+        stack.sqliteStore.statementLog = log
+        defer { stack.sqliteStore.statementLog = nil }
+        try body()
+        return log.statements
+    }
+
+    @Test func fetchedObjectsAreFaultsFilledFromTheRowCache() throws {
+        let folder = TemporaryFolder()
+        let stack = try populated(folder)
+        try withExtendedLifetime(stack.context) {
+            var employees: [NSManagedObject] = []
+            let fetch = try counting(stack) { employees = try stack.fetch("Employee", sortedBy: "name") }
+            #expect(fetch.count == 1)
+            #expect(employees.count == 150)
+            #expect(employees.allSatisfy { $0.isFault })
+            let reads = try counting(stack) {
+                for employee in employees { _ = employee.value(forKey: "name") }
+            }
+            #expect(reads.isEmpty, "firing a fetched fault reads the row cache, not the store")
+            #expect(employees.allSatisfy { !$0.isFault })
+        }
+    }
+
+    @Test func toOneRelationshipsAreFaultsUntilTouched() throws {
+        let folder = TemporaryFolder()
+        let stack = try populated(folder)
+        try withExtendedLifetime(stack.context) {
+            let employees = try stack.fetch("Employee", sortedBy: "name")
+            var department: NSManagedObject?
+            let statements = counting(stack) {
+                department = employees[0].value(forKey: "department") as? NSManagedObject
+            }
+            #expect(statements.isEmpty)
+            #expect(department?.isFault == true)
+            #expect(employees[1].value(forKey: "department") as? NSManagedObject === department, "uniquing: one object per ID")
+            let fire = counting(stack) { _ = department?.value(forKey: "name") }
+            #expect(fire.count == 1)
+        }
+    }
+
+    @Test func aToManyFaultFiresWithOneQueryAndItsObjectsInOneMore() throws {
+        let folder = TemporaryFolder()
+        let stack = try populated(folder)
+        try withExtendedLifetime(stack.context) {
+            let department = try stack.fetch("Department", "name == 'D1'").first!
+            var employees: Set<NSManagedObject> = []
+            let fire = counting(stack) { employees = department.value(forKey: "employees") as? Set<NSManagedObject> ?? [] }
+            #expect(fire.count == 1)
+            #expect(employees.count == 50)
+            let read = counting(stack) { for employee in employees { _ = employee.value(forKey: "name") } }
+            #expect(read.count == 1, "the relationship's objects fire as one batch: \(read)")
+        }
+    }
+
+    @Test func fetchBatchSizeReadsOneBatchPerQuery() throws {
+        let folder = TemporaryFolder()
+        let stack = try populated(folder)
+        try withExtendedLifetime(stack.context) {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            request.fetchBatchSize = 20
+            var employees: [NSManagedObject] = []
+            let fetch = try counting(stack) { employees = try stack.context.fetch(request) }
+            #expect(fetch.count == 1)
+            #expect(fetch[0].contains("Z_PK, t0.Z_ENT FROM"), "a batched fetch reads IDs only: \(fetch[0])")
+            #expect(employees.count == 150)
+            var names: [String] = []
+            let reads = counting(stack) { names = employees.map { $0.value(forKey: "name") as? String ?? "" } }
+            #expect(reads.count == 8, "150 objects in batches of 20")
+            #expect(names == names.sorted())
+            #expect(names.first == "E0-0")
+        }
+    }
+
+    @Test func prefetchingRunsOneQueryPerKeyPathStep() throws {
+        let folder = TemporaryFolder()
+        let stack = try populated(folder)
+        try withExtendedLifetime(stack.context) {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Department")
+            request.relationshipKeyPathsForPrefetching = ["employees.tasks"]
+            var departments: [NSManagedObject] = []
+            let fetch = try counting(stack) { departments = try stack.context.fetch(request) }
+            // The fetch, the employees' IDs, their rows, the tasks' IDs, their rows.
+            #expect(fetch.count == 5, "\(fetch)")
+            var titles = 0
+            let walk = counting(stack) {
+                for department in departments {
+                    for case let employee as NSManagedObject in department.value(forKey: "employees") as? Set<NSManagedObject> ?? [] {
+                        for case let task as NSManagedObject in (employee.value(forKey: "tasks") as? NSOrderedSet)?.array ?? [] where task.value(forKey: "title") != nil {
+                            titles += 1
+                        }
+                    }
+                }
+            }
+            #expect(walk.isEmpty, "walking prefetched relationships needs no query: \(walk.prefix(3))")
+            #expect(titles == 300)
+        }
+    }
+
+    @Test func objectIDResultsReadOnlyKeys() throws {
+        let folder = TemporaryFolder()
+        let stack = try populated(folder)
+        try withExtendedLifetime(stack.context) {
+            let request = NSFetchRequest<NSManagedObjectID>(entityName: "Employee")
+            request.resultType = .managedObjectIDResultType
+            request.predicate = NSPredicate(format: "age < 10")
+            var ids: [NSManagedObjectID] = []
+            let statements = try counting(stack) { ids = try stack.context.fetch(request) }
+            #expect(ids.count == 30)
+            #expect(statements.count == 1)
+            #expect(!statements[0].contains("ZNAME"))
+            #expect(try stack.context.count(for: request) == 30)
+        }
+    }
+}
