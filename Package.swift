@@ -61,6 +61,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "cdtool", dependencies: ["CDToolKit"]),
+        // The kill test's writer: saves to an SQLite store in a loop until a test kills it.
+        .executableTarget(name: "ocd-kill-writer", dependencies: ["OCDGraph", "OCDSQLiteStore", "OCDModel", "OCDStore", "OCDPredicate"]),
         // The README's demo: a small program on the whole stack (`swift run ocd-demo`).
         .executableTarget(name: "ocd-demo", dependencies: ["OpenCoreData"]),
 

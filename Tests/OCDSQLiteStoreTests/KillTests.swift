@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+/// Saving is one transaction: a process killed while it saves in a loop leaves a consistent store that
+/// holds only whole saves (Tests/../Sources/ocd-kill-writer does the saving).
+@Suite struct KillTests {
+    /// The writer, built beside the test bundle by `swift build --build-tests` / `swift test`.
+    static var writer: URL? {
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<3 {
+            let candidate = folder.appendingPathComponent("ocd-kill-writer")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            folder.deleteLastPathComponent()
+        }
+        return nil
+    }
+
+    @Test func aKilledWriterLeavesOnlyWholeSaves() throws {
+        let writer = try #require(Self.writer, "ocd-kill-writer is built with the tests (swift build --build-tests)")
+        let folder = TemporaryFolder()
+        let store = folder.file("Killed.sqlite")
+        var totalSaves = 0
+        // Several rounds on the same file: each run must open what the last one left behind.
+        for round in 0..<4 {
+            let process = Process()
+            process.executableURL = writer
+            process.arguments = [store.path, "40"]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let reader = output.fileHandleForReading
+            var text = ""
+            // Wait until the writer has saved a few times, then kill it at an arbitrary point of a save.
+            let wanted = 5 + round * 3
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                let data = reader.availableData
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+                if text.components(separatedBy: "saved ").count - 1 >= wanted { break }
+            }
+            usleep(UInt32.random(in: 0...3_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal, "round \(round): the writer stopped by itself: \(text.suffix(200))")
+            let reported = text.components(separatedBy: "saved ").count - 1
+            #expect(reported >= wanted, "round \(round): the writer reported \(reported) saves")
+
+            let integrity = try RawSQL.rows(store, "PRAGMA integrity_check").first?["integrity_check"] as? String
+            #expect(integrity == "ok")
+            let items = try RawSQL.rows(store, "SELECT COUNT(*) AS n FROM ZITEM").first?["n"] as? Int64 ?? -1
+            let ledger = try RawSQL.rows(store, "SELECT ZTOTAL, ZSAVES FROM ZLEDGER")
+            #expect(ledger.count == 1)
+            let total = ledger.first?["ZTOTAL"] as? Int64 ?? -2
+            let saves = ledger.first?["ZSAVES"] as? Int64 ?? -3
+            #expect(items == total, "round \(round): \(items) items but the ledger says \(total)")
+            #expect(total == saves * 40)
+            // Every save that reported success is in the store; at most the one in flight is missing.
+            #expect(saves >= Int64(totalSaves + reported))
+            let partial = try RawSQL.rows(store, "SELECT ZBATCH, COUNT(*) AS n FROM ZITEM GROUP BY ZBATCH HAVING n != 40")
+            #expect(partial.isEmpty, "batches with a part of a save: \(partial)")
+            let batches = try RawSQL.rows(store, "SELECT COUNT(DISTINCT ZBATCH) AS n, MIN(ZBATCH) AS lo, MAX(ZBATCH) AS hi FROM ZITEM").first
+            #expect(batches?["n"] as? Int64 == saves)
+            #expect(batches?["hi"] as? Int64 == saves - 1)
+            let maxKey = try RawSQL.rows(store, "SELECT MAX(Z_PK) AS pk FROM ZITEM").first?["pk"] as? Int64 ?? 0
+            let zmax = try RawSQL.rows(store, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Item'").first?["Z_MAX"] as? Int64 ?? -1
+            #expect(zmax >= maxKey, "Z_MAX never falls behind the keys in use")
+            totalSaves = Int(saves)
+        }
+    }
+}
