@@ -103,6 +103,10 @@ final class SQLiteConnection {
         return statement
     }
 
+    func setBusyTimeout(seconds: Double) {
+        sqlite3_busy_timeout(handle, Int32(max(0, seconds) * 1000))
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 

@@ -10,6 +10,7 @@ import OCDStore
 ///
 /// The coordinator serializes every call, so the store keeps one connection and no lock of its own.
 public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
+
     private var connection: SQLiteConnection?
     private(set) var schema: StoreSchema?
     /// The metadata as last written to `Z_METADATA`, to write it again only when it changed.
@@ -37,11 +38,18 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if !exists && isReadOnly {
             throw Self.error(NSFileReadNoSuchFileErrorCode, "The read-only store \(path) does not exist.", path: path)
         }
+        if exists { try Self.checkWriteAheadLog(path) }
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: path, readOnly: isReadOnly, create: !exists)
         } catch let failure as SQLiteError {
+            if !exists, failure.code == SQLITE_CANTOPEN_CODE, FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path) {
+                throw Self.error(NSFileWriteNoPermissionErrorCode, "The store file “\(path)” cannot be created: the folder is not writable (\(failure.message)).", path: path, underlying: failure)
+            }
             throw Self.error(opening: failure, path: path)
+        }
+        if let timeout = options?[NSPersistentStoreTimeoutOption] as? NSNumber {
+            connection.setBusyTimeout(seconds: timeout.doubleValue)
         }
         connection.log = statementLog
         Self.registerFunctions(connection)
@@ -86,7 +94,26 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         self.schema = schema
     }
 
+    /// A database in WAL mode whose `-shm` is present but whose `-wal` is not was copied without its log:
+    /// opening it would silently lose the transactions in the missing log, so refuse before SQLite touches it.
+    private static func checkWriteAheadLog(_ path: String) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 20)) ?? Data()
+        let manager = FileManager.default
+        if header.count == 20, header.starts(with: Array("SQLite format 3".utf8)), header[18] == 2,
+           manager.fileExists(atPath: path + "-shm"), !manager.fileExists(atPath: path + "-wal") {
+            throw error(NSFileReadCorruptFileErrorCode,
+                        "The store “\((path as NSString).lastPathComponent)” is in WAL mode and its -shm file is present, but its -wal file is missing: it was probably copied without it, and opening it would lose the saves in the log. Copy the -wal file with the store (or remove the -shm file to open what the main file holds).",
+                        path: path)
+        }
+    }
+
     private func openExisting(_ connection: SQLiteConnection) throws {
+        let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'", [], { $0.text(0) }))
+        guard tables.contains("Z_METADATA"), tables.contains("Z_PRIMARYKEY") else {
+            throw Self.error(NSPersistentStoreInvalidTypeErrorCode, "The file “\(connection.path)” is an SQLite database, but not a Core Data store (it has no Z_METADATA and Z_PRIMARYKEY tables).", path: connection.path)
+        }
         let metadata = try Self.readMetadata(connection)
         if let type = metadata[NSStoreTypeKey] as? String, type != NSSQLiteStoreType {
             throw Self.error(NSPersistentStoreTypeMismatchErrorCode, "The store at \(connection.path) is of type \(type), not SQLite.")
@@ -102,7 +129,6 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             numbers[name] = Int(number)
         }
         var introspection: [String: [String]] = [:]
-        let tables = try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'", [], { $0.text(0) })
         for table in tables where table.hasPrefix("Z") {
             introspection[table.uppercased()] = try connection.query("PRAGMA table_info(\(Self.quoted(table)))", [], { $0.text(1).uppercased() })
         }

@@ -16,6 +16,9 @@ let NSPersistentStoreOpenErrorCode = 134080
 let NSPersistentStoreTimeoutErrorCode = 134090
 let NSPersistentStoreIncompatibleVersionHashErrorCode = 134100
 
+/// Option: seconds an SQLite store waits for a database another connection has locked (5 by default).
+public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
+
 /// The userInfo key under which Core Data reports SQLite's result code.
 public let NSSQLiteErrorDomain = "NSSQLiteErrorDomain"
 

@@ -99,4 +99,19 @@ enum RawSQL {
     }
 
     struct RawError: Error { let message: String }
+
+    /// A connection kept open (to hold a lock, or keep a WAL from being checkpointed).
+    final class Connection {
+        let db: OpaquePointer
+        init(_ url: URL, create: Bool = false) throws {
+            var db: OpaquePointer?
+            let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+            guard sqlite3_open_v2(url.path, &db, flags, nil) == SQLITE_OK, let db else { throw RawError(message: "cannot open \(url.path)") }
+            self.db = db
+        }
+        deinit { sqlite3_close(db) }
+        func execute(_ sql: String) throws {
+            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw RawError(message: String(cString: sqlite3_errmsg(db))) }
+        }
+    }
 }

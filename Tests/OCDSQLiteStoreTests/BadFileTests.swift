@@ -1,0 +1,135 @@
+import Foundation
+import OCDGraph
+import OCDModel
+import OCDSQLiteStore
+import OCDStore
+import Testing
+
+/// Bad files give Core Data errors (SQLite's code kept), never a crash, and are not changed.
+@Suite struct BadFileTests {
+    private func open(_ url: URL, options: [AnyHashable: Any]? = nil) -> NSError? {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        do {
+            try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+            return nil
+        } catch {
+            return error as NSError
+        }
+    }
+
+    private func bytes(_ url: URL) -> Data? { FileManager.default.contents(atPath: url.path) }
+
+    /// A valid store with a few objects, closed.
+    private func validStore(_ folder: TemporaryFolder, journal: String = "WAL") throws -> URL {
+        let url = folder.file()
+        let stack = try SQLiteStack(model: TestModel.make(), url: url, options: ["NSSQLitePragmasOption": ["journal_mode": journal]])
+        try withExtendedLifetime(stack.context) {
+            for index in 0..<200 { stack.insert("Company", ["name": "Company \(index)"]) }
+            try stack.context.save()
+        }
+        try stack.coordinator.remove(stack.store)
+        return url
+    }
+
+    @Test func aFileThatIsNotSQLiteIsNotAValidFormat() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let text = Data(String(repeating: "not a database\n", count: 400).utf8)
+        try text.write(to: url)
+        let error = try #require(open(url))
+        #expect(error.domain == NSCocoaErrorDomain)
+        #expect(error.code == 259)
+        #expect(error.userInfo["NSSQLiteErrorDomain"] as? Int == 26)
+        #expect(error.userInfo[NSUnderlyingErrorKey] is SQLiteError)
+        #expect(bytes(url) == text, "the file is left as it was")
+        #expect(throws: NSError.self) { try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url) }
+    }
+
+    @Test func aTruncatedStoreIsReportedAndLeftAlone() throws {
+        let folder = TemporaryFolder()
+        let url = try validStore(folder, journal: "DELETE")
+        var data = try #require(bytes(url))
+        data = data.prefix(data.count / 2)
+        // Cut into the middle of the database, and also damage the first page after the header.
+        data.replaceSubrange(100..<400, with: Data(repeating: 0xA5, count: 300))
+        try data.write(to: url)
+        let error = try #require(open(url))
+        #expect(error.domain == NSCocoaErrorDomain)
+        #expect([259, 134080].contains(error.code), "\(error)")
+        #expect(error.userInfo["NSSQLiteErrorDomain"] != nil)
+        #expect(bytes(url) == data)
+    }
+
+    @Test func anSQLiteDatabaseThatIsNotACoreDataStore() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        try RawSQL.executeCreating(url, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes VALUES (1, 'x')")
+        let before = bytes(url)
+        let error = try #require(open(url))
+        #expect(error.code == 134000)
+        #expect(error.localizedDescription.contains("not a Core Data store"))
+        #expect(bytes(url) == before)
+    }
+
+    @Test func anUnwritableLocationIsAPermissionError() throws {
+        let error = try #require(open(URL(fileURLWithPath: "/proc/ocd-cannot-write-here.sqlite")))
+        #expect(error.domain == NSCocoaErrorDomain)
+        #expect(error.code == 513, "\(error)")
+        let missingFolder = try #require(open(URL(fileURLWithPath: "/tmp/ocd-no-such-folder-\(UUID().uuidString)/Store.sqlite")))
+        #expect(missingFolder.code == 260)
+    }
+
+    @Test func aReadOnlyStoreThatDoesNotExistIsNotCreated() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let error = try #require(open(url, options: [NSReadOnlyPersistentStoreOption: true]))
+        #expect(error.code == 260)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+
+    @Test func aLockedDatabaseTimesOutWithoutDamage() throws {
+        let folder = TemporaryFolder()
+        let url = try validStore(folder)
+        let stack = try SQLiteStack(model: TestModel.make(), url: url, options: [NSPersistentStoreTimeoutOption: 0.2])
+        try withExtendedLifetime(stack.context) {
+            // Another connection holds the write lock.
+            let locker = try RawSQL.Connection(url)
+            try locker.execute("BEGIN EXCLUSIVE")
+            stack.insert("Company", ["name": "blocked"])
+            var saveError: NSError?
+            do { try stack.context.save() } catch { saveError = error as NSError }
+            let error = try #require(saveError)
+            #expect(error.domain == NSCocoaErrorDomain)
+            #expect(error.code == 134090 || (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.code == 134090, "\(error)")
+            try locker.execute("ROLLBACK")
+            // Once the lock is gone the same save succeeds.
+            try stack.context.save()
+            #expect(try stack.fetch("Company", "name == 'blocked'").count == 1)
+        }
+    }
+
+    @Test func aWALStoreCopiedWithoutItsLogIsRefused() throws {
+        let folder = TemporaryFolder()
+        let url = try validStore(folder)
+        // Keep a connection open so the log is not checkpointed away, then copy the files without -wal.
+        let holder = try RawSQL.Connection(url)
+        try holder.execute("INSERT INTO ZCOMPANY (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (9999, 2, 1, 'in the log')")
+        let copy = folder.file("Copy.sqlite")
+        try FileManager.default.copyItem(at: url, to: copy)
+        try FileManager.default.copyItem(atPath: url.path + "-shm", toPath: copy.path + "-shm")
+        _ = holder
+        let before = bytes(copy)
+        let error = try #require(open(copy))
+        #expect(error.code == 259)
+        #expect(error.localizedDescription.contains("-wal file is missing"))
+        #expect(bytes(copy) == before)
+        #expect(!FileManager.default.fileExists(atPath: copy.path + "-wal"))
+    }
+}
+
+extension RawSQL {
+    static func executeCreating(_ url: URL, _ sql: String) throws {
+        let connection = try Connection(url, create: true)
+        try connection.execute(sql)
+    }
+}
