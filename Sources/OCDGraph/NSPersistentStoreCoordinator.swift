@@ -279,6 +279,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return rows
     }
 
+    /// Dictionary results from the one store holding the entity, if it computes them; nil otherwise.
+    func executeDictionaryFetch(_ request: StoreDictionaryRequest) throws -> [[String: Any]]? {
+        lock.lock()
+        defer { lock.unlock() }
+        let holding = stores(holding: request.plan.entity)
+        guard holding.count == 1 else { return nil }
+        return try holding[0].executeDictionaryFetch(request)
+    }
+
     func countRows(_ plan: StoreFetchPlan) throws -> Int {
         lock.lock()
         defer { lock.unlock() }

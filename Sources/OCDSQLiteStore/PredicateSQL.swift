@@ -21,7 +21,7 @@ struct SQLQuery {
 final class PredicateSQL {
     private let schema: StoreSchema
     private unowned let store: SQLiteStore
-    private var arguments: [SQLValue] = []
+    var arguments: [SQLValue] = []
     private var aliasCounter = 0
 
     init(schema: StoreSchema, store: SQLiteStore) {
@@ -89,7 +89,7 @@ final class PredicateSQL {
         return SQLQuery(sql: sql, arguments: arguments)
     }
 
-    private func whereClause(_ plan: StoreFetchPlan, _ scope: Scope) throws -> String {
+    func whereClause(_ plan: StoreFetchPlan, _ scope: Scope) throws -> String {
         let numbers = plan.includesSubentities ? scope.mapping.numbersWithSubentities : [scope.mapping.number]
         var parts: [String] = []
         if numbers.count == 1 {
@@ -132,7 +132,7 @@ final class PredicateSQL {
         .unsupportedPredicate("unimplemented SQL generation for predicate : (\(what))")
     }
 
-    private func bind(_ value: SQLValue) -> String {
+    func bind(_ value: SQLValue) -> String {
         arguments.append(value)
         return "?"
     }
@@ -367,7 +367,7 @@ final class PredicateSQL {
 
     // MARK: Expressions
 
-    private func operand(_ expression: NSExpression, _ scope: Scope) throws -> Operand {
+    func operand(_ expression: NSExpression, _ scope: Scope) throws -> Operand {
         switch expression.expressionType {
         case .constantValue:
             let value = expression.constantValue

@@ -276,3 +276,8 @@ func sqlite3_create_collation_v2_shim(_ db: OpaquePointer, _ name: String, _ box
         if let pointer { Unmanaged<CollationBox>.fromOpaque(pointer).release() }
     })
 }
+
+/// The name of a result column.
+func sqlite3_column_name_shim(_ statement: Statement, _ column: Int32) -> UnsafePointer<CChar> {
+    sqlite3_column_name(statement.handle, column)
+}

@@ -27,6 +27,25 @@ public struct StoreFetchPlan: @unchecked Sendable {
     }
 }
 
+/// A dictionary-result fetch: the plan's rows reduced to `propertiesToFetch` (property names, property
+/// descriptions, expression descriptions with aggregates), grouped by `propertiesToGroupBy`, distinct if
+/// asked. The plan's sorts, limit and offset apply to the results. The group filter (`havingPredicate`) is
+/// the object graph's.
+public struct StoreDictionaryRequest: @unchecked Sendable {
+    public var plan: StoreFetchPlan
+    /// nil: every attribute.
+    public var propertiesToFetch: [Any]?
+    public var propertiesToGroupBy: [Any]
+    public var returnsDistinctResults: Bool
+
+    public init(plan: StoreFetchPlan, propertiesToFetch: [Any]?, propertiesToGroupBy: [Any] = [], returnsDistinctResults: Bool = false) {
+        self.plan = plan
+        self.propertiesToFetch = propertiesToFetch
+        self.propertiesToGroupBy = propertiesToGroupBy
+        self.returnsDistinctResults = returnsDistinctResults
+    }
+}
+
 /// The changes of one save, for one store: full rows for inserted and updated objects, IDs for deleted
 /// ones, and the version each changed object had when it was read (for optimistic locking). In an updated
 /// row, a nil to-many slot means the relationship was not loaded and did not change: keep the stored one.

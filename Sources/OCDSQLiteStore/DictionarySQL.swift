@@ -1,0 +1,182 @@
+import Foundation
+import OCDModel
+import OCDPredicate
+import OCDStore
+import class OCDPredicate.NSExpression
+import class OCDPredicate.NSSortDescriptor
+
+/// Dictionary results in SQL: selected properties and expressions, aggregates (`sum:`, `count:`, `min:`,
+/// `max:`, `average:`), GROUP BY, DISTINCT, sorts, limit and offset.
+struct DictionarySQL {
+    /// How to read one result column.
+    enum Reader {
+        case attribute(NSAttributeDescription)
+        case object(NSEntityDescription?, entityColumn: Int32?)
+        case typed(NSAttributeType)
+    }
+
+    struct Column {
+        let name: String
+        let sql: String
+        let reader: Reader
+        let isAggregate: Bool
+    }
+
+    static let aggregates = ["sum:": "SUM", "count:": "COUNT", "min:": "MIN", "max:": "MAX", "average:": "AVG"]
+
+    /// The query and how to read each row into a dictionary.
+    static func query(_ request: StoreDictionaryRequest, mapping: EntityMapping, schema: StoreSchema,
+                      store: SQLiteStore) throws -> (SQLQuery, [Column], entityColumns: [Int32: NSEntityDescription]) {
+        let translator = PredicateSQL(schema: schema, store: store)
+        let scope = PredicateSQL.Scope(alias: "t0", mapping: mapping, parent: nil)
+        let properties = request.propertiesToFetch ?? mapping.layout.attributes.filter { !$0.attribute.isTransient }.map { $0.attribute as Any }
+        var selected: [String] = []
+        var columns: [Column] = []
+        func add(_ property: Any) throws -> Column {
+            let name: String
+            let expression: NSExpression
+            var resultType: NSAttributeType?
+            switch property {
+            case let text as String:
+                name = text
+                expression = NSExpression(forKeyPath: text)
+            case let description as NSExpressionDescription:
+                guard let value = description.expression else {
+                    throw SQLiteStoreError.unsupportedPredicate("The expression description \(description.name) has no expression.")
+                }
+                name = description.name
+                expression = value
+                resultType = description.expressionResultType
+            case let description as NSPropertyDescription:
+                name = description.name
+                expression = NSExpression(forKeyPath: description.name)
+            default:
+                throw SQLiteStoreError.unsupportedPredicate("propertiesToFetch holds \(property), which is not a property name or description.")
+            }
+            if expression.expressionType == .function, let function = aggregates[expression.function],
+               let argument = expression.arguments?.first {
+                var inner = "*"
+                var innerReader: Reader?
+                if argument.expressionType != .evaluatedObject {
+                    switch try translator.operand(argument, scope) {
+                    case .value(let sql, let attribute):
+                        inner = sql
+                        innerReader = attribute.map(Reader.attribute)
+                    case .object(let sql, _): inner = sql
+                    default: throw SQLiteStoreError.unsupportedPredicate("unimplemented SQL generation for expression \(expression)")
+                    }
+                }
+                let reader: Reader
+                if let resultType, resultType != .undefinedAttributeType {
+                    reader = .typed(resultType)
+                } else if function == "COUNT" {
+                    reader = .typed(.integer64AttributeType)
+                } else if function == "AVG" {
+                    reader = .typed(.doubleAttributeType)
+                } else {
+                    reader = innerReader ?? .typed(.undefinedAttributeType)
+                }
+                return Column(name: name, sql: "\(function)(\(inner))", reader: reader, isAggregate: true)
+            }
+            switch try translator.operand(expression, scope) {
+            case .value(let sql, let attribute):
+                let reader: Reader = resultType.flatMap { $0 == .undefinedAttributeType ? nil : Reader.typed($0) } ?? attribute.map(Reader.attribute) ?? .typed(.undefinedAttributeType)
+                return Column(name: name, sql: sql, reader: reader, isAggregate: false)
+            case .object(let sql, let entity):
+                return Column(name: name, sql: sql, reader: .object(entity, entityColumn: nil), isAggregate: false)
+            case .constant(let value):
+                guard let encoded = ValueCoding.comparable(value, nil) else {
+                    throw SQLiteStoreError.unsupportedPredicate("unimplemented SQL generation for expression \(expression)")
+                }
+                return Column(name: name, sql: translator.bind(encoded), reader: .typed(resultType ?? .undefinedAttributeType), isAggregate: false)
+            default:
+                throw SQLiteStoreError.unsupportedPredicate("to-many key not allowed here: \(name) in propertiesToFetch")
+            }
+        }
+        for property in properties { columns.append(try add(property)) }
+        var entityColumns: [Int32: NSEntityDescription] = [:]
+        for (index, column) in columns.enumerated() {
+            selected.append("\(column.sql) AS c\(index)")
+        }
+        // The entity of an object column whose destination has subentities: its row's Z_ENT.
+        for (index, column) in columns.enumerated() {
+            if case .object(let entity, _) = column.reader, let entity, !entity.subentities.isEmpty, let destination = schema.mapping(for: entity) {
+                entityColumns[Int32(selected.count)] = entity
+                selected.append("(SELECT e.Z_ENT FROM \(destination.table.name) e WHERE e.Z_PK = \(column.sql)) AS e\(index)")
+            }
+        }
+        // Translated in the order their placeholders appear: SELECT, WHERE, GROUP BY, ORDER BY.
+        let condition = try translator.whereClause(request.plan, scope)
+        let groups = try request.propertiesToGroupBy.map { try add($0).sql }
+        var order: [String] = []
+        for sort in request.plan.sortDescriptors {
+            guard let key = sort.key else { continue }
+            let term: String
+            if let index = columns.firstIndex(where: { $0.name == key }) {
+                term = "c\(index)"
+            } else {
+                guard case .value(let sqlTerm, _) = try translator.keyPath(key, from: scope) else {
+                    throw SQLiteStoreError.unsupportedPredicate("unimplemented SQL generation for the sort key \(key)")
+                }
+                term = sqlTerm
+            }
+            order.append(term + (sort.ascending ? " ASC" : " DESC"))
+        }
+        var sql = "SELECT " + (request.returnsDistinctResults ? "DISTINCT " : "") + selected.joined(separator: ", ") + " FROM \(mapping.table.name) t0"
+        for join in scope.joins { sql += " " + join }
+        sql += " WHERE " + condition
+        if !groups.isEmpty { sql += " GROUP BY " + groups.joined(separator: ", ") }
+        let grouped = !groups.isEmpty || columns.contains(where: \.isAggregate)
+        if !grouped && !request.returnsDistinctResults { order.append("t0.Z_PK") }
+        if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
+        let plan = request.plan
+        if plan.fetchLimit > 0 || plan.fetchOffset > 0 {
+            sql += " LIMIT \(plan.fetchLimit > 0 ? plan.fetchLimit : -1)"
+            if plan.fetchOffset > 0 { sql += " OFFSET \(plan.fetchOffset)" }
+        }
+        return (SQLQuery(sql: sql, arguments: translator.arguments), columns, entityColumns)
+    }
+
+    static func read(_ statement: Statement, _ columns: [Column], _ entityColumns: [Int32: NSEntityDescription],
+                     schema: StoreSchema, store: SQLiteStore) -> [String: Any] {
+        var result: [String: Any] = [:]
+        var entityByColumn: [Int: NSEntityDescription] = [:]
+        for (position, _) in entityColumns where !statement.isNull(position) {
+            if let exact = schema.byNumber[Int(statement.int64(position))]?.entity {
+                // e<index>: the index of the object column it belongs to.
+                let name = String(cString: sqlite3_column_name_shim(statement, position))
+                if let index = Int(name.dropFirst()) { entityByColumn[index] = exact }
+            }
+        }
+        for (index, column) in columns.enumerated() {
+            let position = Int32(index)
+            if statement.isNull(position) { continue }
+            switch column.reader {
+            case .attribute(let attribute):
+                result[column.name] = ValueCoding.decode(statement, position, attribute)
+            case .object(let entity, _):
+                if let entity = entityByColumn[index] ?? entity {
+                    result[column.name] = store.objectID(for: entity, primaryKey: statement.int64(position))
+                }
+            case .typed(let type):
+                switch type {
+                case .undefinedAttributeType:
+                    switch statement.value(position) {
+                    case .integer(let v): result[column.name] = NSNumber(value: v)
+                    case .real(let v): result[column.name] = NSNumber(value: v)
+                    case .text(let v): result[column.name] = v
+                    case .blob(let v): result[column.name] = v
+                    case .null: break
+                    }
+                case .objectIDAttributeType:
+                    break
+                default:
+                    let attribute = NSAttributeDescription()
+                    attribute.attributeType = type
+                    result[column.name] = ValueCoding.decode(statement, position, attribute)
+                }
+            }
+        }
+        return result
+    }
+}
