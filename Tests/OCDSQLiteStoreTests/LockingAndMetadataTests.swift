@@ -1,0 +1,138 @@
+import Foundation
+import OCDGraph
+import OCDModel
+import OCDPredicate
+import OCDSQLiteStore
+import OCDStore
+import Testing
+import class OCDPredicate.NSPredicate
+
+/// Optimistic locking with Z_OPT across coordinators (as across processes), metadata without opening,
+/// and the version-hash check.
+@Suite struct LockingAndMetadataTests {
+    @Test func twoCoordinatorsChangingOneObjectConflictAndTheLoserWritesNothing() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let model = TestModel.make()
+        let first = try SQLiteStack(model: model, url: url)
+        try withExtendedLifetime(first.context) {
+            first.insert("Company", ["name": "Acme"])
+            try first.context.save()
+        }
+        let second = try SQLiteStack(model: model, url: url)
+        try withExtendedLifetime((first.context, second.context)) {
+            let mine = try #require(try first.fetch("Company").first)
+            let theirs = try #require(try second.fetch("Company").first)
+            _ = mine.value(forKey: "name")
+            _ = theirs.value(forKey: "name")
+            #expect(try RawSQL.rows(url, "SELECT Z_OPT FROM ZCOMPANY").first?["Z_OPT"] as? Int64 == 1)
+
+            theirs.setValue("Theirs", forKey: "name")
+            try second.context.save()
+            #expect(try RawSQL.rows(url, "SELECT Z_OPT FROM ZCOMPANY").first?["Z_OPT"] as? Int64 == 2)
+
+            mine.setValue("Mine", forKey: "name")
+            stack: do {
+                try first.context.save()
+                Issue.record("the stale save succeeded")
+            } catch {
+                let error = error as NSError
+                #expect(error.domain == NSCocoaErrorDomain)
+                #expect(error.code == 133020)
+                let conflicts = error.userInfo["conflictList"] as? [NSMergeConflict]
+                #expect(conflicts?.count == 1)
+                #expect(conflicts?.first?.sourceObject === mine)
+                #expect(conflicts?.first?.oldVersionNumber == 1)
+                #expect(conflicts?.first?.newVersionNumber == 2)
+                #expect(conflicts?.first?.persistedSnapshot?["name"] as? String == "Theirs")
+                break stack
+            }
+            let stored = try RawSQL.rows(url, "SELECT ZNAME, Z_OPT FROM ZCOMPANY")
+            #expect(stored.first?["ZNAME"] as? String == "Theirs")
+            #expect(stored.first?["Z_OPT"] as? Int64 == 2)
+        }
+    }
+
+    @Test func aDeleteInAnotherCoordinatorMakesTheUpdateAConflict() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let model = TestModel.make()
+        let first = try SQLiteStack(model: model, url: url)
+        let second = try SQLiteStack(model: model, url: url)
+        try withExtendedLifetime((first.context, second.context)) {
+            first.insert("Project", ["title": "Apollo"])
+            try first.context.save()
+            let mine = try #require(try first.fetch("Project").first)
+            _ = mine.value(forKey: "title")
+            second.context.delete(try #require(try second.fetch("Project").first))
+            try second.context.save()
+            mine.setValue("Gemini", forKey: "title")
+            #expect(throws: NSError.self) { try first.context.save() }
+            #expect(try RawSQL.rows(url, "SELECT COUNT(*) AS n FROM ZPROJECT").first?["n"] as? Int64 == 0)
+        }
+    }
+
+    @Test func metadataIsReadAndWrittenWithoutOpeningTheStore() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let model = TestModel.make()
+        var identifier: String?
+        do {
+            let stack = try SQLiteStack(model: model, url: url)
+            identifier = stack.store.identifier
+            var metadata = stack.coordinator.metadata(for: stack.store)
+            metadata["com.example.token"] = "abc"
+            stack.coordinator.setMetadata(metadata, for: stack.store)
+            try withExtendedLifetime(stack.context) {
+                stack.insert("Company", ["name": "Acme"])
+                try stack.context.save()
+            }
+        }
+        var metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        #expect(metadata[NSStoreUUIDKey] as? String == identifier)
+        #expect(metadata["com.example.token"] as? String == "abc")
+        #expect(metadata[NSStoreTypeKey] as? String == NSSQLiteStoreType)
+        #expect(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+
+        metadata["com.example.token"] = "def"
+        metadata["com.example.count"] = 3
+        try NSPersistentStoreCoordinator.setMetadata(metadata, forPersistentStoreOfType: NSSQLiteStoreType, at: url)
+        let again = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        #expect(again["com.example.token"] as? String == "def")
+        #expect(again["com.example.count"] as? Int == 3)
+        #expect(again[NSStoreUUIDKey] as? String == identifier, "the UUID survives")
+        let stack = try SQLiteStack(model: model, url: url)
+        #expect(stack.store.identifier == identifier)
+        #expect(try stack.fetch("Company").count == 1)
+
+        #expect(throws: NSError.self) {
+            try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: folder.file("Missing.sqlite"))
+        }
+    }
+
+    @Test func anIncompatibleModelIsRefusedWithAppleError() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        _ = try SQLiteStack(model: TestModel.make(), url: url)
+        let changed = TestModel.make { entities, _ in
+            let extra = NSAttributeDescription()
+            extra.name = "founded"
+            extra.attributeType = .dateAttributeType
+            entities["Company"]!.properties.append(extra)
+        }
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: changed)
+        #expect {
+            try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+        } throws: { error in
+            let error = error as NSError
+            return error.domain == NSCocoaErrorDomain && error.code == 134100
+                && error.localizedDescription == "The model used to open the store is incompatible with the one used to create the store"
+        }
+        // A model that differs only in what version hashes ignore (a default value) is compatible.
+        let compatible = TestModel.make { entities, _ in
+            (entities["Company"]!.propertiesByName["name"] as! NSAttributeDescription).defaultValue = "Unnamed"
+        }
+        let stack = try SQLiteStack(model: compatible, url: url)
+        #expect(stack.store.type == NSSQLiteStoreType)
+    }
+}
