@@ -364,7 +364,8 @@ final class StoreSchema {
         }
         sql.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         sql.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
-        sql.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+        // No Z_MODELCACHE: its content is an NSKeyedArchiver archive of the model, which we do not write;
+        // Core Data opens stores without the table (every store before framework ≈637 lacks it).
         // Indexes: foreign keys, Z_ENT of hierarchies, uniqueness constraints, fetch indexes, indexed attributes.
         var indexNames: Set<String> = []
         func index(_ name: String, _ statement: String) {

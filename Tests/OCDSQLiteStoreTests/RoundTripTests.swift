@@ -65,7 +65,8 @@ import class OCDPredicate.NSSortDescriptor
             try stack.context.save()
         }
         let tables = Set(try RawSQL.rows(url, "SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0["name"] as? String })
-        #expect(tables.isSuperset(of: ["ZCOMPANY", "ZDEPARTMENT", "ZEMPLOYEE", "ZTASK", "ZPROJECT", "ZBADGE", "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]))
+        #expect(tables.isSuperset(of: ["ZCOMPANY", "ZDEPARTMENT", "ZEMPLOYEE", "ZTASK", "ZPROJECT", "ZBADGE", "Z_PRIMARYKEY", "Z_METADATA"]))
+        #expect(!tables.contains("Z_MODELCACHE"), "we write no model cache, so we create no empty one")
         #expect(!tables.contains("ZMANAGER"), "subentities share their root's table")
         // Entity numbers: pre-order, roots and children sorted by name.
         let keys = try RawSQL.rows(url, "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
