@@ -1,6 +1,6 @@
 // The README's demo: a small program on OpenCoreData's stack. A model built in code, managed object
 // subclasses with @Managed properties, insert, save, fetch with a predicate, a to-many relationship and a
-// cascade delete, on the in-memory store.
+// cascade delete, on an SQLite store that a second container reopens.
 #if canImport(CoreData)
 import CoreData
 #else
@@ -61,13 +61,24 @@ func makeModel() -> NSManagedObjectModel {
     return model
 }
 
-let container = NSPersistentContainer(name: "Library", managedObjectModel: makeModel())
-let description = NSPersistentStoreDescription()
-description.type = NSInMemoryStoreType
-container.persistentStoreDescriptions = [description]
-container.loadPersistentStores { _, error in
-    if let error { fatalError("could not load the store: \(error)") }
+// An SQLite store in Core Data's file format, in a fresh temporary folder.
+let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-demo-\(ProcessInfo.processInfo.processIdentifier)")
+try? FileManager.default.removeItem(at: folder)
+try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: folder) }
+let storeURL = folder.appendingPathComponent("Library.sqlite")
+let model = makeModel()
+
+func loadContainer() -> NSPersistentContainer {
+    let container = NSPersistentContainer(name: "Library", managedObjectModel: model)
+    container.persistentStoreDescriptions = [NSPersistentStoreDescription(url: storeURL)]
+    container.loadPersistentStores { _, error in
+        if let error { fatalError("could not load the store: \(error)") }
+    }
+    return container
 }
+
+let container = loadContainer()
 
 let context = container.newBackgroundContext()
 try context.performAndWait {
@@ -99,4 +110,12 @@ try context.performAndWait {
     try context.save()
     let remaining = try context.fetch(NSFetchRequest<Book>(entityName: "Book"))
     print("after deleting \(le_guin.isFault ? "the author" : "?"): \(remaining.map(\.title)) (books cascade-deleted)")
+}
+
+// The file outlives the container: a new one opens it and finds what was saved.
+let reopened = loadContainer()
+try reopened.viewContext.performAndWait {
+    let books = try reopened.viewContext.fetch(NSFetchRequest<Book>(entityName: "Book"))
+    let authors = try reopened.viewContext.count(for: NSFetchRequest<Author>(entityName: "Author"))
+    print("reopened \(storeURL.lastPathComponent): \(books.map(\.title)) by \(authors) author")
 }
