@@ -233,10 +233,14 @@ extension NSManagedObject {
         }
         var change = PendingChange(oldObjects: nil, oldValue: nil, depth: 1)
         let property = layout.properties[slot]
+        let recordsEventValue = !property.isTransient && eventOldValues[key] == nil && managedObjectContext != nil
         if let relationship = property as? NSRelationshipDescription {
             if relationship.isToMany {
-                change.oldObjects = toMany(slot).objects
-                change.oldValue = publicValue(ofToMany: toMany(slot), relationship)
+                // Copies of a to-many's members cost O(n): take them only for what needs them (inverse
+                // maintenance, observers, the event's old values), so that adding to a large relationship
+                // one object at a time stays linear.
+                if inverseUpdateDepth == 0 || !observers.isEmpty { change.oldObjects = toMany(slot).objects }
+                if recordsEventValue || !observers.isEmpty { change.oldValue = publicValue(ofToMany: toMany(slot), relationship) }
             } else {
                 let old = slots[slot] as? NSManagedObject
                 change.oldObjects = old.map { [$0] } ?? []
@@ -247,7 +251,7 @@ extension NSManagedObject {
         }
         pendingChanges[key] = change
         // Persistent properties only, as Apple documents for changedValuesForCurrentEvent().
-        if !property.isTransient, eventOldValues[key] == nil, managedObjectContext != nil {
+        if recordsEventValue {
             eventOldValues[key] = change.oldValue ?? NSNull()
         }
         registrar?.willSet(self, keyPath: \NSManagedObject.[observationKey: key])
@@ -337,7 +341,7 @@ extension NSManagedObject {
             let storage = toMany(slot)
             guard !storage.contains(source) else { return }
             willChangeValue(forKey: inverse.name, withSetMutation: .union, using: [source])
-            storage.replace(with: storage.objects + [source])
+            storage.append(source)
             didChangeValue(forKey: inverse.name, withSetMutation: .union, using: [source])
         } else {
             let previous = slots[slot] as? NSManagedObject
@@ -360,7 +364,7 @@ extension NSManagedObject {
             let storage = toMany(slot)
             guard storage.contains(source) else { return }
             willChangeValue(forKey: inverse.name, withSetMutation: .minus, using: [source])
-            storage.replace(with: storage.objects.filter { $0 !== source })
+            storage.remove(source)
             didChangeValue(forKey: inverse.name, withSetMutation: .minus, using: [source])
         } else {
             guard slots[slot] as? NSManagedObject === source else { return }

@@ -569,6 +569,18 @@ final class ToManyStorage {
 
     func contains(_ object: NSManagedObject) -> Bool { members.contains(ObjectIdentifier(object)) }
 
+    func append(_ object: NSManagedObject) {
+        guard members.insert(ObjectIdentifier(object)).inserted else { return }
+        objects.append(object)
+        modified = true
+    }
+
+    func remove(_ object: NSManagedObject) {
+        guard members.remove(ObjectIdentifier(object)) != nil else { return }
+        if let index = objects.lastIndex(where: { $0 === object }) { objects.remove(at: index) }
+        modified = true
+    }
+
     func replace(with objects: [NSManagedObject]) {
         var seen = Set<ObjectIdentifier>()
         self.objects = objects.filter { seen.insert(ObjectIdentifier($0)).inserted }

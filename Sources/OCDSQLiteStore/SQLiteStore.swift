@@ -492,8 +492,6 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return StoreSaveResult(rows: result)
     }
 
-    private var insertSQL: [ObjectIdentifier: (sql: String, slots: [Int])] = [:]
-
     private func insert(_ row: StoreRow, _ connection: SQLiteConnection, _ schema: StoreSchema) throws -> StoreRow {
         guard let pk = primaryKey(of: row.objectID), let mapping = schema.mapping(for: row.objectID.entity) else {
             throw StoreError.invalidRequest("The object \(row.objectID) does not belong to this store.")
