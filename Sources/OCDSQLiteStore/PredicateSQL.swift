@@ -134,7 +134,8 @@ final class PredicateSQL {
             var collation = ""
             switch sort.selector.map({ "\($0)" }) ?? "compare:" {
             case "compare:": break
-            case "caseInsensitiveCompare:", "localizedCaseInsensitiveCompare:": collation = " COLLATE \(SQLFunctions.caseInsensitive)"
+            case "caseInsensitiveCompare:": collation = " COLLATE \(SQLFunctions.caseInsensitive)"
+            case "localizedCaseInsensitiveCompare:": collation = " COLLATE \(SQLFunctions.localizedCaseInsensitive)"
             case "localizedStandardCompare:": collation = " COLLATE \(SQLFunctions.localizedStandard)"
             case "localizedCompare:": collation = " COLLATE \(SQLFunctions.localized)"
             case let other: throw SQLiteStoreError.unsupportedPredicate("unsupported sort selector \(other) in sort descriptor \(key): the SQLite store sorts with compare:, caseInsensitiveCompare:, localizedCompare:, localizedCaseInsensitiveCompare: and localizedStandardCompare: only")
@@ -160,7 +161,9 @@ final class PredicateSQL {
         if let compound = predicate as? NSCompoundPredicate {
             let parts = try compound.subpredicates.map { try translate($0 as! NSPredicate, scope) }
             switch compound.compoundPredicateType {
-            case .not: return "NOT (" + (parts.first ?? "0") + ")"
+            // SQL's NULL is "unknown" and NOT NULL stays unknown; a predicate is false or true, so `NOT (age IN {30})`
+            // matches a nil age, as in memory.
+            case .not: return "NOT COALESCE((" + (parts.first ?? "0") + "), 0)"
             case .and: return parts.isEmpty ? "1" : parts.map { "(\($0))" }.joined(separator: " AND ")
             case .or: return parts.isEmpty ? "0" : parts.map { "(\($0))" }.joined(separator: " OR ")
             }
@@ -424,6 +427,19 @@ final class PredicateSQL {
         }
     }
 
+    /// Whether `expression` is built from constants only (no key paths, variables or subqueries).
+    static func isConstant(_ expression: NSExpression) -> Bool {
+        switch expression.expressionType {
+        case .constantValue: return true
+        case .aggregate: return ((expression.collection as? [NSExpression]) ?? []).allSatisfy(isConstant)
+        case .function:
+            // `$e.name` is valueForKeyPath: on a variable: not constant, though its argument is.
+            return !["now", "random", "randomn:", "valueForKeyPath:"].contains(expression.function)
+                && (expression.arguments ?? []).allSatisfy(isConstant)
+        default: return false
+        }
+    }
+
     static func elements(of value: Any?) -> [Any?]? {
         switch value {
         case let array as [Any]: return array
@@ -438,6 +454,11 @@ final class PredicateSQL {
     private func function(_ expression: NSExpression, _ scope: Scope) throws -> Operand {
         let name = expression.function
         let arguments = expression.arguments ?? []
+        // A function of constants (`2 ** 5`, `-3`) is a constant: evaluate it here, bind the result.
+        if !arguments.isEmpty, Self.isConstant(expression) {
+            guard let value = try? expression.expressionValueThrowing(with: nil, context: nil) else { throw unsupported(expression) }
+            return .constant(value)
+        }
         if name == "valueForKeyPath:" {
             guard let path = arguments.first?.constantValue as? String else { throw unsupported(expression) }
             let operand = expression.operand
@@ -508,8 +529,12 @@ final class PredicateSQL {
             throw unsupported("\(expression): a SUBQUERY's collection must be a to-many relationship")
         }
         let (from, link, inner) = try subquery(path)
-        inner.variables[expression.variable] = (inner.alias, inner.mapping, inner)
-        let condition = try translate(expression.predicate, inner)
+        // Inside a SUBQUERY only the variable means the element; bare keys and SELF still mean the outer
+        // object, so the condition is translated in the outer scope with the variable bound there.
+        let previous = scope.variables[expression.variable]
+        scope.variables[expression.variable] = (inner.alias, inner.mapping, inner)
+        defer { scope.variables[expression.variable] = previous }
+        let condition = try translate(expression.predicate, scope)
         var sql = "SELECT COUNT(*) FROM \(from)"
         for join in inner.joins { sql += " " + join }
         return "(\(sql) WHERE \(link) AND (\(condition)))"
