@@ -59,6 +59,25 @@ final class PredicateSQL {
     // MARK: Statements
 
     func select(_ columns: String, plan: StoreFetchPlan, mapping: EntityMapping) throws -> SQLQuery {
+        try coreDataErrors { try makeSelect(columns, plan: plan, mapping: mapping) }
+    }
+
+    func count(plan: StoreFetchPlan, mapping: EntityMapping) throws -> SQLQuery {
+        try coreDataErrors { try makeCount(plan: plan, mapping: mapping) }
+    }
+
+    /// Untranslatable predicates leave the store as Core Data errors (NSCoreDataError, 134060) whose
+    /// description is Apple's exception reason; Apple raises NSInvalidArgumentException instead.
+    private func coreDataErrors(_ body: () throws -> SQLQuery) throws -> SQLQuery {
+        do {
+            return try body()
+        } catch let failure as SQLiteStoreError {
+            throw SQLiteStore.error(NSCoreDataErrorCode, failure.description, underlying: failure,
+                                    extra: ["NSExceptionName": "NSInvalidArgumentException"])
+        }
+    }
+
+    private func makeSelect(_ columns: String, plan: StoreFetchPlan, mapping: EntityMapping) throws -> SQLQuery {
         let scope = Scope(alias: "t0", mapping: mapping, parent: nil)
         let condition = try whereClause(plan, scope)
         let order = try orderClause(plan.sortDescriptors, scope)
@@ -72,7 +91,7 @@ final class PredicateSQL {
         return SQLQuery(sql: sql, arguments: arguments)
     }
 
-    func count(plan: StoreFetchPlan, mapping: EntityMapping) throws -> SQLQuery {
+    private func makeCount(plan: StoreFetchPlan, mapping: EntityMapping) throws -> SQLQuery {
         let scope = Scope(alias: "t0", mapping: mapping, parent: nil)
         let condition = try whereClause(plan, scope)
         var inner = "SELECT t0.Z_PK FROM \(mapping.table.name) t0"
@@ -115,7 +134,8 @@ final class PredicateSQL {
             var collation = ""
             switch sort.selector.map({ "\($0)" }) ?? "compare:" {
             case "compare:": break
-            case "caseInsensitiveCompare:", "localizedCaseInsensitiveCompare:": collation = " COLLATE \(SQLFunctions.caseInsensitive)"
+            case "caseInsensitiveCompare:": collation = " COLLATE \(SQLFunctions.caseInsensitive)"
+            case "localizedCaseInsensitiveCompare:": collation = " COLLATE \(SQLFunctions.localizedCaseInsensitive)"
             case "localizedStandardCompare:": collation = " COLLATE \(SQLFunctions.localizedStandard)"
             case "localizedCompare:": collation = " COLLATE \(SQLFunctions.localized)"
             case let other: throw SQLiteStoreError.unsupportedPredicate("unsupported sort selector \(other) in sort descriptor \(key): the SQLite store sorts with compare:, caseInsensitiveCompare:, localizedCompare:, localizedCaseInsensitiveCompare: and localizedStandardCompare: only")
@@ -141,7 +161,9 @@ final class PredicateSQL {
         if let compound = predicate as? NSCompoundPredicate {
             let parts = try compound.subpredicates.map { try translate($0 as! NSPredicate, scope) }
             switch compound.compoundPredicateType {
-            case .not: return "NOT (" + (parts.first ?? "0") + ")"
+            // SQL's NULL is "unknown" and NOT NULL stays unknown; a predicate is false or true, so `NOT (age IN {30})`
+            // matches a nil age, as in memory.
+            case .not: return "NOT COALESCE((" + (parts.first ?? "0") + "), 0)"
             case .and: return parts.isEmpty ? "1" : parts.map { "(\($0))" }.joined(separator: " AND ")
             case .or: return parts.isEmpty ? "0" : parts.map { "(\($0))" }.joined(separator: " OR ")
             }
@@ -301,13 +323,17 @@ final class PredicateSQL {
                 return op == .equalTo ? test + " = 1" : "NOT COALESCE(\(test), 0)"
             }
             return try sql(left) + (op == .equalTo ? " IS " : " IS NOT ") + (try sql(right))
-        case .lessThan: return try sql(left) + " < " + (try sql(right))
-        case .lessThanOrEqualTo: return try sql(left) + " <= " + (try sql(right))
-        case .greaterThan: return try sql(left) + " > " + (try sql(right))
-        case .greaterThanOrEqualTo: return try sql(left) + " >= " + (try sql(right))
+        case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
+            // With [c] or [d], strings order after folding: SQLite's operators only compare bytes.
+            if folded { return generic(op, try sql(left), try sql(right)) + " = 1" }
+            let symbols: [NSComparisonPredicate.Operator: String] = [.lessThan: " < ", .lessThanOrEqualTo: " <= ", .greaterThan: " > ", .greaterThanOrEqualTo: " >= "]
+            return try sql(left) + symbols[op]! + (try sql(right))
         case .between:
             guard case .list(let bounds) = right, bounds.count == 2 else { throw unsupported(comparison.predicateFormat) }
             let value = try sql(left)
+            if folded {
+                return "(\(generic(.greaterThanOrEqualTo, value, try sql(.constant(bounds[0])))) = 1 AND \(generic(.lessThanOrEqualTo, value, try sql(.constant(bounds[1])))) = 1)"
+            }
             return "\(value) BETWEEN \(try sql(.constant(bounds[0]))) AND \(try sql(.constant(bounds[1])))"
         case .in:
             if case .list(let elements) = right {
@@ -323,6 +349,10 @@ final class PredicateSQL {
         case .contains:
             if case .list(let elements) = left {
                 if elements.isEmpty { return "0" }
+                if folded {
+                    let value = try sql(right)
+                    return "(" + (try elements.map { generic(.equalTo, try sql(.constant($0)), value) + " = 1" }).joined(separator: " OR ") + ")"
+                }
                 return try sql(right) + " IN (" + (try elements.map { try sql(.constant($0)) }).joined(separator: ", ") + ")"
             }
             return generic(.contains, try sql(left), try sql(right)) + " = 1"
@@ -397,6 +427,19 @@ final class PredicateSQL {
         }
     }
 
+    /// Whether `expression` is built from constants only (no key paths, variables or subqueries).
+    static func isConstant(_ expression: NSExpression) -> Bool {
+        switch expression.expressionType {
+        case .constantValue: return true
+        case .aggregate: return ((expression.collection as? [NSExpression]) ?? []).allSatisfy(isConstant)
+        case .function:
+            // `$e.name` is valueForKeyPath: on a variable: not constant, though its argument is.
+            return !["now", "random", "randomn:", "valueForKeyPath:"].contains(expression.function)
+                && (expression.arguments ?? []).allSatisfy(isConstant)
+        default: return false
+        }
+    }
+
     static func elements(of value: Any?) -> [Any?]? {
         switch value {
         case let array as [Any]: return array
@@ -411,6 +454,11 @@ final class PredicateSQL {
     private func function(_ expression: NSExpression, _ scope: Scope) throws -> Operand {
         let name = expression.function
         let arguments = expression.arguments ?? []
+        // A function of constants (`2 ** 5`, `-3`) is a constant: evaluate it here, bind the result.
+        if !arguments.isEmpty, Self.isConstant(expression) {
+            guard let value = try? expression.expressionValueThrowing(with: nil, context: nil) else { throw unsupported(expression) }
+            return .constant(value)
+        }
         if name == "valueForKeyPath:" {
             guard let path = arguments.first?.constantValue as? String else { throw unsupported(expression) }
             let operand = expression.operand
@@ -481,14 +529,34 @@ final class PredicateSQL {
             throw unsupported("\(expression): a SUBQUERY's collection must be a to-many relationship")
         }
         let (from, link, inner) = try subquery(path)
-        inner.variables[expression.variable] = (inner.alias, inner.mapping, inner)
-        let condition = try translate(expression.predicate, inner)
+        // Inside a SUBQUERY only the variable means the element; bare keys and SELF still mean the outer
+        // object, so the condition is translated in the outer scope with the variable bound there.
+        let previous = scope.variables[expression.variable]
+        scope.variables[expression.variable] = (inner.alias, inner.mapping, inner)
+        defer { scope.variables[expression.variable] = previous }
+        let condition = try translate(expression.predicate, scope)
         var sql = "SELECT COUNT(*) FROM \(from)"
         for join in inner.joins { sql += " " + join }
         return "(\(sql) WHERE \(link) AND (\(condition)))"
     }
 
     // MARK: Key paths
+
+    private func notFound(_ components: [String], _ mapping: EntityMapping) -> SQLiteStoreError {
+        .unsupportedPredicate("keypath \(components.joined(separator: ".")) not found in entity \(mapping.entity.name ?? "?")")
+    }
+
+    /// Whether `components` pass through a to-many relationship of `entity` (a second to-many step).
+    static func reachesToMany(_ components: [String], from entity: NSEntityDescription) -> Bool {
+        var entity = entity
+        for key in components where !key.hasPrefix("@") {
+            guard let relationship = entity.relationshipsByName[key] else { return false }
+            if relationship.isToMany { return true }
+            guard let next = relationship.destinationEntity else { return false }
+            entity = next
+        }
+        return false
+    }
 
     func keyPath(_ path: String, from scope: Scope) throws -> Operand {
         try keyPath(components: path.split(separator: ".", omittingEmptySubsequences: false).map(String.init), from: scope)
@@ -512,16 +580,16 @@ final class PredicateSQL {
             if key.hasPrefix("@") {
                 throw unsupported("\(components.joined(separator: ".")): \(key) must follow a to-many relationship")
             }
-            guard let slot = mapping.layout.slotByName[key] else {
-                throw SQLiteStoreError.unsupportedPredicate("keypath \(components.joined(separator: ".")) not found in entity \(mapping.entity.name ?? "?")")
-            }
+            guard let slot = mapping.layout.slotByName[key] else { throw notFound(components, mapping) }
             let property = mapping.layout.properties[slot]
             if property.isTransient {
-                throw SQLiteStoreError.unsupportedPredicate("keypath \(components.joined(separator: ".")) names the transient property \(key), which is not stored: the SQLite store cannot fetch or sort by it")
+                // Apple's wording: a transient property has no column, so the SQL entity does not know it.
+                throw SQLiteStoreError.unsupportedPredicate("keypath \(components.joined(separator: ".")) not found in entity \(mapping.entity.name ?? "?") (\(key) is transient: the SQLite store stores no value to fetch or sort by)")
             }
             switch mapping.storage[slot] {
             case .attribute(let column, let attribute):
-                guard isLast else { throw unsupported("\(components.joined(separator: ".")): \(key) is an attribute") }
+                // Nothing can follow an attribute in SQL (no `name.length`): Apple finds no such key path.
+                guard isLast else { throw notFound(components, mapping) }
                 return .value("\(alias).\(column)", attribute)
             case .toOne(let column, _, let relationship):
                 if isLast { return .object("\(alias).\(column)", relationship.destinationEntity) }
@@ -543,6 +611,9 @@ final class PredicateSQL {
                 mapping = destination
             case .toManyByInverse(let relationship, _, _), .toManyByJoin(let relationship, _, _):
                 let rest = Array(components[(index + 1)...])
+                if let destination = relationship.destinationEntity, Self.reachesToMany(rest, from: destination) {
+                    throw SQLiteStoreError.unsupportedPredicate("multiple to-many keys not allowed here (\(components.joined(separator: ".")))")
+                }
                 let path = ToManyPath(relationship: relationship, storage: mapping.storage[slot], owner: "\(alias).Z_PK",
                                       scope: variableAlias?.scope ?? scope, rest: rest)
                 if let first = rest.first, first.hasPrefix("@") {

@@ -4,6 +4,7 @@ import class OCDPredicate.NSPredicate
 import class OCDPredicate.NSExpression
 import class OCDPredicate.NSComparisonPredicate
 import class OCDPredicate.NSCompoundPredicate
+import class OCDPredicate.NSSortDescriptor
 
 /// The SQL functions and collations the predicate translation relies on, registered on each connection:
 /// string comparisons with Core Data's options (`[c]`, `[d]`), `LIKE` and `MATCHES` with NSPredicate's
@@ -18,6 +19,8 @@ enum SQLFunctions {
     static let localizedStandard = "OCD_LOCALIZED_STANDARD"
     /// Collation for `localizedCompare:`.
     static let localized = "OCD_LOCALIZED"
+    /// Collation for `localizedCaseInsensitiveCompare:`.
+    static let localizedCaseInsensitive = "OCD_LOCALIZED_NOCASE"
 
     static func register(on connection: SQLiteConnection) {
         let cache = ComparisonCache()
@@ -28,9 +31,17 @@ enum SQLFunctions {
             let right = swiftValue(arguments[3])
             return cache.evaluate(type, NSComparisonPredicate.Options(rawValue: UInt(options)), left, right) ? .integer(1) : .integer(0)
         }
-        registerCollation(connection, caseInsensitive) { $0.caseInsensitiveCompare($1) }
-        registerCollation(connection, localizedStandard) { $0.localizedStandardCompare($1) }
-        registerCollation(connection, localized) { $0.localizedCompare($1) }
+        // The collations order exactly as NSSortDescriptor does in memory, so sorted fetches agree.
+        registerCollation(connection, caseInsensitive, sortOrder(.caseInsensitiveCompare))
+        registerCollation(connection, localizedStandard, sortOrder(.localizedStandardCompare))
+        registerCollation(connection, localized, sortOrder(.localizedCompare))
+        registerCollation(connection, localizedCaseInsensitive, sortOrder(.localizedCaseInsensitiveCompare))
+    }
+
+    /// The order a sort descriptor with `selector` gives two strings.
+    private static func sortOrder(_ selector: Selector) -> (String, String) -> ComparisonResult {
+        let descriptor = NSSortDescriptor(key: nil, ascending: true, selector: selector)
+        return { (try? descriptor.compareThrowing($0, to: $1)) ?? .orderedSame }
     }
 
     private static func swiftValue(_ value: SQLValue) -> Any? {
