@@ -57,6 +57,11 @@ let package = Package(
             dependencies: [
                 "OCDPredicate",
                 "OCDModel",
+                // `cdtool store`: inspect reads the file with SQLite; dump reads objects through the real store.
+                "OCDStore",
+                "OCDGraph",
+                "OCDSQLiteStore",
+                "CSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -75,7 +80,7 @@ let package = Package(
         .testTarget(name: "OCDModelTests", dependencies: ["OCDModel", "OCDTestSupport"]),
         // Compiles the client shape of decision D1: `import Foundation` + `import OpenCoreData`, both orders.
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData"]),
-        .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit", "OCDTestSupport"]),
+        .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit", "OCDTestSupport", "CSQLite"]),
         // The object graph on the in-memory store: managed objects, contexts, coordinator, container.
         .testTarget(name: "OCDGraphTests", dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDStore"]),
         // The SQLite store: file format, fixture stores, SQL translation, locking, bad files.

@@ -32,11 +32,12 @@ public final class Console: @unchecked Sendable {
 
 /// `cdtool`: the OpenCoreData command-line tool for predicates, models and stores.
 public struct CDTool: ParsableCommand {
-    /// The command tree: `cdtool predicate format|evaluate`, `cdtool model inspect|hashes|validate|diagram`.
+    /// The command tree: `cdtool predicate format|evaluate`, `cdtool model inspect|hashes|validate|diagram`,
+    /// `cdtool compile`, `cdtool store inspect|dump`.
     public static let configuration = CommandConfiguration(
         commandName: "cdtool",
         abstract: "OpenCoreData's tool for predicates, models and stores.",
-        subcommands: [PredicateCommand.self, ModelCommand.self, CompileCommand.self]
+        subcommands: [PredicateCommand.self, ModelCommand.self, CompileCommand.self, StoreCommand.self]
     )
 
     /// ArgumentParser builds commands itself; this exists for its protocol.

@@ -321,6 +321,8 @@ enum JSONOutput {
         case null
         case bool(Bool)
         case number(Double)
+        /// An integer printed exactly (a `Double` loses digits beyond 2^53).
+        case integer(Int64)
         case string(String)
         case array([Value])
         case object([(String, Value)])
@@ -332,6 +334,7 @@ enum JSONOutput {
         case .null: return "null"
         case .bool(let b): return b ? "true" : "false"
         case .number(let n): return n.rounded() == n && abs(n) < 1e15 ? String(Int64(n)) : String(n)
+        case .integer(let n): return String(n)
         case .string(let s): return quote(s)
         case .array(let elements):
             if elements.isEmpty { return "[]" }
@@ -339,6 +342,15 @@ enum JSONOutput {
         case .object(let pairs):
             if pairs.isEmpty { return "{}" }
             return "{\n" + pairs.map { "\(inner)\(quote($0.0)): \(render($0.1, indent: inner))" }.joined(separator: ",\n") + "\n\(indent)}"
+        }
+    }
+
+    /// `value` on one line (JSON lines output).
+    static func compact(_ value: Value) -> String {
+        switch value {
+        case .array(let elements): return "[" + elements.map(compact).joined(separator: ",") + "]"
+        case .object(let pairs): return "{" + pairs.map { quote($0.0) + ":" + compact($0.1) }.joined(separator: ",") + "}"
+        default: return render(value)
         }
     }
 

@@ -128,6 +128,11 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         for (number, name) in try connection.query("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY", [], { ($0.int64(0), $0.text(1)) }) {
             numbers[name] = Int(number)
         }
+        // A renamed entity keeps its old Z_NAME after Core Data's lightweight migration (CoreDataPlus
+        // SampleModel_V2: LuxuryCar, renaming identifier ExpensiveSportCar, is row 3 "ExpensiveSportCar").
+        for entity in entities where numbers[entity.name ?? ""] == nil {
+            if let old = entity.renamingIdentifier, let number = numbers[old] { numbers[entity.name ?? ""] = number }
+        }
         var introspection: [String: [String]] = [:]
         for table in tables where table.hasPrefix("Z") {
             introspection[table.uppercased()] = try connection.query("PRAGMA table_info(\(Self.quoted(table)))", [], { $0.text(1).uppercased() })

@@ -1,0 +1,218 @@
+import CDToolKit
+import CSQLite
+import Foundation
+import OCDTestSupport
+import Testing
+
+/// Raw SQL on a copy of a fixture store (never on the original).
+private func sql(_ store: URL, _ query: String) throws -> [[String: Any]] {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cdtool-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let copy = folder.appendingPathComponent(store.lastPathComponent)
+    for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: store.path + suffix) {
+        try FileManager.default.copyItem(atPath: store.path + suffix, toPath: copy.path + suffix)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: copy.path + suffix)
+    }
+    var db: OpaquePointer?
+    guard sqlite3_open_v2(copy.path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let db else { throw SQLFailure(message: "cannot open \(copy.path)") }
+    defer { sqlite3_close(db) }
+    var statement: OpaquePointer?
+    try #require(sqlite3_prepare_v2(db, query, -1, &statement, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(db)))")
+    defer { sqlite3_finalize(statement) }
+    var rows: [[String: Any]] = []
+    while sqlite3_step(statement) == SQLITE_ROW {
+        var row: [String: Any] = [:]
+        for column in 0..<sqlite3_column_count(statement) {
+            let name = String(cString: sqlite3_column_name(statement, column))
+            switch sqlite3_column_type(statement, column) {
+            case SQLITE_INTEGER: row[name] = sqlite3_column_int64(statement, column)
+            case SQLITE_FLOAT: row[name] = sqlite3_column_double(statement, column)
+            case SQLITE_TEXT: row[name] = String(cString: sqlite3_column_text(statement, column))
+            default: break
+            }
+        }
+        rows.append(row)
+    }
+    return rows
+}
+
+private struct SQLFailure: Error { let message: String }
+
+private func fileBytes(_ store: URL) -> [Data?] {
+    ["", "-wal", "-shm"].map { FileManager.default.contents(atPath: store.path + $0) }
+}
+
+private func json(_ text: String) throws -> Any {
+    try JSONSerialization.jsonObject(with: Data(text.utf8))
+}
+
+@Suite("cdtool store")
+struct StoreCommandTests {
+    static let allStores: [String] = {
+        guard let stores = Fixtures.directory?.appendingPathComponent("stores") else { return [] }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: stores.path)) ?? []).filter { $0.hasSuffix(".sqlite") }.sorted()
+    }()
+
+    /// Stores whose model is at hand, with the model folder (its versions are matched by hashes).
+    static let withModel: [(store: String, model: String)] = [
+        ("LoopKit__LoopKit__Model.sqlite.v1.original.sqlite", "LoopKit__LoopKit__Model"),
+        ("alemar11__CoreDataPlus__SampleModel3_V1.sqlite", "alemar11__CoreDataPlus__SampleModel3"),
+        ("alemar11__CoreDataPlus__SampleModel_V1.sqlite", "alemar11__CoreDataPlus__SampleModel"),
+        ("alemar11__CoreDataPlus__SampleModel_V2.sqlite", "alemar11__CoreDataPlus__SampleModel"),
+        ("bignerdranch__CoreDataStack__TestModel.sqlite", "bignerdranch__CoreDataStack__Sample"),
+        ("wireapp__wire-ios-data-model__store2-21-1.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
+        ("wireapp__wire-ios-data-model__store2-3.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
+        ("wireapp__wire-ios-data-model__store2-54-0.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
+        ("wireapp__wire-ios-data-model__store2-80-0.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
+    ]
+
+    @Test("inspect: metadata, entities with SQL row counts, tables; the file is untouched", arguments: allStores)
+    func inspect(_ name: String) throws {
+        guard let stores = Fixtures.stores else { return }
+        let store = stores.appendingPathComponent(name)
+        let before = fileBytes(store)
+        let run = CDTool.run(["store", "inspect", store.path])
+        #expect(run.status == 0, "\(run.error)")
+        #expect(fileBytes(store) == before, "\(name) was modified")
+        let object = try #require(try json(run.output) as? [String: Any])
+        #expect(object["uuid"] as? String == (try sql(store, "SELECT Z_UUID FROM Z_METADATA")).first?["Z_UUID"] as? String)
+        let header = try #require(FileManager.default.contents(atPath: store.path))
+        #expect(object["journalMode"] as? String == (header[18] == 2 ? "wal" : "rollback"))
+        let metadata = try #require(object["metadata"] as? [String: Any])
+        let stored = try Fixtures.storeMetadata(store)
+        #expect(metadata["NSStoreType"] as? String == "SQLite")
+        let hashes = try #require(metadata["NSStoreModelVersionHashes"] as? [String: String])
+        #expect(hashes == (stored["NSStoreModelVersionHashes"] as? [String: Data])?.mapValues { $0.base64EncodedString() })
+        let entities = try #require(object["entities"] as? [[String: Any]])
+        let keys = try sql(store, "SELECT Z_ENT, Z_NAME, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+        #expect(entities.map { $0["name"] as? String } == keys.map { $0["Z_NAME"] as? String })
+        for (entity, key) in zip(entities, keys) {
+            #expect((entity["max"] as? NSNumber)?.int64Value == key["Z_MAX"] as? Int64)
+            guard let table = entity["table"] as? String else {
+                Issue.record("\(name): \(entity["name"] ?? "?") has no table")
+                continue
+            }
+            let count = try sql(store, "SELECT COUNT(*) AS n FROM \(table) WHERE Z_ENT = \(key["Z_ENT"] as! Int64)").first?["n"] as? Int64
+            #expect((entity["rows"] as? NSNumber)?.int64Value == count, "\(name): \(table) rows of \(entity["name"] ?? "?")")
+        }
+        let tables = try #require(object["tables"] as? [[String: Any]]).compactMap { $0["name"] as? String }
+        #expect(tables == (try sql(store, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")).compactMap { $0["name"] as? String })
+    }
+
+    @Test func inspectShowsKnownValues() throws {
+        guard let stores = Fixtures.stores else { return }
+        let run = CDTool.run(["store", "inspect", stores.appendingPathComponent("alemar11__CoreDataPlus__SampleModel2_V1.sqlite").path])
+        let object = try #require(try json(run.output) as? [String: Any])
+        #expect(object["uuid"] as? String == "C9CB0B35-ED6A-4042-BE5C-1B911AC00B2A")
+        #expect(object["journalMode"] as? String == "wal")
+        let entities = try #require(object["entities"] as? [[String: Any]])
+        let page = try #require(entities.first { $0["name"] as? String == "Page" })
+        #expect(page["number"] as? Int == 4 && page["rows"] as? Int == 4970 && page["max"] as? Int == 4970 && page["table"] as? String == "ZPAGE")
+        let author = try #require(entities.first { $0["name"] as? String == "Author" })
+        #expect(author["super"] as? String == "Writer")
+        let change = try #require(entities.first { $0["name"] as? String == "CHANGE" })
+        #expect(change["table"] as? String == "ACHANGE" && change["rows"] as? Int == 5468)
+        let metadata = try #require(object["metadata"] as? [String: Any])
+        #expect(metadata["NSPersistenceFrameworkVersion"] as? Int == 1344)
+        #expect(metadata["NSStoreModelVersionIdentifiers"] as? [String] == [])
+    }
+
+    @Test("dump: one JSON line per object, as many as SQL rows", arguments: withModel.map(\.store))
+    func dump(_ name: String) throws {
+        guard let stores = Fixtures.stores, let models = Fixtures.models else { return }
+        let store = stores.appendingPathComponent(name)
+        let model = models.appendingPathComponent(Self.withModel.first { $0.store == name }!.model)
+        let before = fileBytes(store)
+        let run = CDTool.run(["store", "dump", store.path, "--model", model.path])
+        #expect(run.status == 0, "\(run.error)")
+        #expect(fileBytes(store) == before, "\(name) was modified")
+        let lines = run.output.split(separator: "\n").map(String.init)
+        let objects = try lines.map { try #require(try json($0) as? [String: Any]) }
+        // Every object of every entity of the model: the rows of all its tables, less history entities.
+        let keys = try sql(store, "SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY WHERE Z_ENT < 16000")
+        var expected: Int64 = 0
+        for key in keys {
+            var root = key
+            while let parent = keys.first(where: { $0["Z_ENT"] as? Int64 == root["Z_SUPER"] as? Int64 }) { root = parent }
+            expected += (try sql(store, "SELECT COUNT(*) AS n FROM Z\((root["Z_NAME"] as! String).uppercased()) WHERE Z_ENT = \(key["Z_ENT"] as! Int64)")).first?["n"] as? Int64 ?? 0
+        }
+        #expect(Int64(objects.count) == expected, "\(name)")
+        let uuid = try sql(store, "SELECT Z_UUID FROM Z_METADATA").first?["Z_UUID"] as! String
+        for object in objects {
+            let uri = try #require(object["uri"] as? String)
+            #expect(uri.hasPrefix("x-coredata://\(uuid)/\(object["entity"] as? String ?? "?")/p"))
+            #expect(object["attributes"] is [String: Any] && object["relationships"] is [String: Any])
+        }
+    }
+
+    @Test func dumpShowsKnownValues() throws {
+        guard let stores = Fixtures.stores, let models = Fixtures.models else { return }
+        let store = stores.appendingPathComponent("alemar11__CoreDataPlus__SampleModel_V1.sqlite").path
+        let run = CDTool.run(["store", "dump", store, "--model", models.appendingPathComponent("alemar11__CoreDataPlus__SampleModel").path, "--entity", "Person"])
+        #expect(run.status == 0, "\(run.error)")
+        let objects = try run.output.split(separator: "\n").map { try #require(try json(String($0)) as? [String: Any]) }
+        #expect(objects.count == 20)
+        #expect(Set(objects.compactMap { $0["entity"] as? String }) == ["Person"])
+        let first = try #require(objects.first)
+        let base = "x-coredata://753753D3-A961-4901-AB05-8CC48B1D3853"
+        #expect(first["uri"] as? String == "\(base)/Person/p1")
+        let attributes = try #require(first["attributes"] as? [String: Any])
+        #expect(attributes["firstName"] as? String == "Victoria")
+        #expect(attributes["lastName"] as? String == "Coster")
+        #expect(attributes["updatedAt"] as? String == "2021-04-07T15:52:49.638733Z")
+        #expect(attributes["id"] as? String == "FEFE4176-912D-429F-9C83-662FFF641115")
+        // Car p1 and p2 belong to Person p17.
+        let cars = CDTool.run(["store", "dump", store, "--model", models.appendingPathComponent("alemar11__CoreDataPlus__SampleModel").path, "--entity", "Car"])
+        let car = try #require(try json(String(cars.output.split(separator: "\n")[0])) as? [String: Any])
+        #expect(car["uri"] as? String == "\(base)/Car/p1")
+        #expect((car["relationships"] as? [String: Any])?["owner"] as? String == "\(base)/Person/p17")
+        #expect((car["attributes"] as? [String: Any])?["numberPlate"] as? String == "170")
+        let owner = try #require(objects.first { $0["uri"] as? String == "\(base)/Person/p17" })
+        let ownedCars = try #require((owner["relationships"] as? [String: Any])?["cars"] as? [String])
+        #expect(ownedCars.contains("\(base)/Car/p1") && ownedCars.contains("\(base)/Car/p2"))
+        let count = try sql(URL(fileURLWithPath: store), "SELECT COUNT(*) AS n FROM ZCAR WHERE ZOWNER = 17").first?["n"] as? Int64
+        #expect(Int64(ownedCars.count) == count)
+    }
+
+    // MARK: Errors
+
+    @Test func errorsAreClearWithAFailingStatus() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cdtool-errors-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+
+        let missing = CDTool.run(["store", "inspect", folder.appendingPathComponent("nope.sqlite").path])
+        #expect(missing.status == 1)
+        #expect(missing.error.contains("no such file"))
+
+        let text = folder.appendingPathComponent("text.sqlite")
+        try Data("hello, this is not a database".utf8).write(to: text)
+        let notSQLite = CDTool.run(["store", "inspect", text.path])
+        #expect(notSQLite.status == 1)
+        #expect(notSQLite.error.contains("is not an SQLite database"))
+
+        let plain = folder.appendingPathComponent("plain.sqlite")
+        var db: OpaquePointer?
+        #expect(sqlite3_open(plain.path, &db) == SQLITE_OK)
+        sqlite3_exec(db, "CREATE TABLE t (a); INSERT INTO t VALUES (1)", nil, nil, nil)
+        sqlite3_close(db)
+        for command in [["store", "inspect", plain.path], ["store", "dump", plain.path, "--model", "/nonexistent"]] {
+            let notCoreData = CDTool.run(command)
+            #expect(notCoreData.status == 1)
+            #expect(notCoreData.error.contains("not a Core Data store"), "\(notCoreData.error)")
+        }
+
+        guard let stores = Fixtures.stores, let models = Fixtures.models else { return }
+        let loopKit = stores.appendingPathComponent("LoopKit__LoopKit__Model.sqlite.v1.original.sqlite").path
+        let noVersion = CDTool.run(["store", "dump", loopKit, "--model", models.appendingPathComponent("alemar11__CoreDataPlus__SampleModel").path])
+        #expect(noVersion.status == 1)
+        #expect(noVersion.error.contains("no version of") && noVersion.error.contains("SampleModel2"), "\(noVersion.error)")
+        let noModel = CDTool.run(["store", "dump", loopKit, "--model", folder.appendingPathComponent("Missing.xcdatamodeld").path])
+        #expect(noModel.status == 1)
+        #expect(noModel.error.contains("no such model"))
+        let noEntity = CDTool.run(["store", "dump", loopKit, "--model", models.appendingPathComponent("LoopKit__LoopKit__Model").path, "--entity", "Nope"])
+        #expect(noEntity.status == 1)
+        #expect(noEntity.error.contains("no entity named 'Nope'"))
+    }
+}
