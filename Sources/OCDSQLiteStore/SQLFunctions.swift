@@ -67,7 +67,8 @@ private final class ComparisonCache: @unchecked Sendable {
     private var predicates: [String: NSComparisonPredicate] = [:]
 
     func evaluate(_ type: NSComparisonPredicate.Operator, _ options: NSComparisonPredicate.Options, _ left: Any?, _ right: Any?) -> Bool {
-        let key = "\(type.rawValue)|\(options.rawValue)|\(right.map { "\($0)" } ?? "<nil>")"
+        // The value's type is part of the key: the number 1 and the string "1" compare differently.
+        let key = "\(type.rawValue)|\(options.rawValue)|\(right.map { "\(Swift.type(of: $0)):\($0)" } ?? "<nil>")"
         lock.lock()
         var predicate = predicates[key]
         if predicate == nil {
