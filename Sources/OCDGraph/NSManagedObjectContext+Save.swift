@@ -25,44 +25,43 @@ extension NSManagedObjectContext {
 
         try validateAndCallWillSave()
 
-        let insertedNow = Array(inserted.values)
-        let updatedNow = Array(updated.values)
-        let deletedNow = Array(deleted.values)
-        try obtainPermanentIDs(for: insertedNow)
-
-        var requests: [ObjectIdentifier: (store: NSPersistentStore, request: StoreSaveRequest)] = [:]
-        func add(_ store: NSPersistentStore?, _ change: (inout StoreSaveRequest) -> Void) throws {
-            guard let store else {
-                throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "An object has no persistent store."])
-            }
-            var entry = requests[ObjectIdentifier(store)] ?? (store, StoreSaveRequest())
-            change(&entry.request)
-            requests[ObjectIdentifier(store)] = entry
-        }
+        // Conflicts found by the stores' checks go to the merge policy, and the save tries again with
+        // the resolved objects: a conflict of each kind once, plus one more round for a row that changed
+        // again meanwhile. Nothing is written until every store's check passes.
+        var insertedNow: [NSManagedObject] = []
+        var updatedNow: [NSManagedObject] = []
+        var deletedNow: [NSManagedObject] = []
         var sent: [ObjectIdentifier: StoreRow] = [:]
-        for object in insertedNow {
-            let row = storeRow(of: object, version: 0)
-            sent[ObjectIdentifier(object)] = row
-            try add(object.objectID.persistentStore) { $0.inserted.append(row) }
-        }
-        for object in updatedNow where !object.changedValues().isEmpty {
-            let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
-            let row = storeRow(of: object, version: version)
-            sent[ObjectIdentifier(object)] = row
-            try add(object.objectID.persistentStore) { $0.updated.append((row, version)) }
-        }
-        for object in deletedNow where !object.objectID.isTemporaryID && !object.status.contains(.inaccessible) {
-            let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
-            try add(object.objectID.persistentStore) { $0.deleted.append((object.objectID, version)) }
-        }
-
-        let result: [NSManagedObjectID: StoreRow]
-        do {
-            result = try coordinator.save(requests.values.map { ($0.store, $0.request) })
-        } catch let StoreError.conflicts(conflicts) {
-            throw mergeError(conflicts)
-        } catch let error as StoreError {
-            throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "\(error)", NSUnderlyingErrorKey: error])
+        var result: [NSManagedObjectID: StoreRow] = [:]
+        var round = 0
+        while true {
+            round += 1
+            insertedNow = Array(inserted.values)
+            updatedNow = Array(updated.values)
+            deletedNow = Array(deleted.values)
+            try obtainPermanentIDs(for: insertedNow)
+            let requests: [(NSPersistentStore, StoreSaveRequest)]
+            (requests, sent) = try saveRequests(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
+            let list: [Any]
+            do {
+                result = try coordinator.save(requests)
+                break
+            } catch let StoreError.conflicts(conflicts) {
+                let conflicts = mergeConflicts(conflicts)
+                if round >= Self.maximumSaveRounds { throw NSMergePolicy.lockingError(conflicts) }
+                list = conflicts
+            } catch let StoreError.constraintConflicts(conflicts) {
+                let conflicts = constraintConflicts(conflicts)
+                if round >= Self.maximumSaveRounds { throw NSMergePolicy.constraintError(conflicts) }
+                list = conflicts
+            } catch let error as StoreError {
+                throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "\(error)", NSUnderlyingErrorKey: error])
+            }
+            guard let policy = mergePolicy as? NSMergePolicy else {
+                fatalError("save(): mergePolicy \(type(of: mergePolicy)) is not an NSMergePolicy.")
+            }
+            try policy.resolve(mergeConflicts: list)
+            processPendingChanges()
         }
 
         // The store has the changes: the context's state follows.
@@ -99,6 +98,43 @@ extension NSManagedObjectContext {
             NSUpdatedObjectIDsKey: Set(updatedNow.map(\.objectID)),
             NSDeletedObjectIDsKey: Set(deletedNow.map(\.objectID)),
         ])
+    }
+
+    /// How many times `save()` asks the stores to check its changes: the first try, one resolution of
+    /// optimistic-locking conflicts, one of constraint conflicts, and one more for rows changed again.
+    static let maximumSaveRounds = 4
+
+    /// Each store's part of the save, and the row sent for each inserted or updated object. Updated and
+    /// deleted objects expect the version of their committed row (the store's current one after a merge
+    /// policy resolved a conflict); objects whose row is gone (`inaccessible`) are not sent.
+    private func saveRequests(inserted insertedNow: [NSManagedObject], updated updatedNow: [NSManagedObject], deleted deletedNow: [NSManagedObject])
+        throws -> ([(NSPersistentStore, StoreSaveRequest)], [ObjectIdentifier: StoreRow]) {
+        var requests: [ObjectIdentifier: (store: NSPersistentStore, request: StoreSaveRequest)] = [:]
+        func add(_ store: NSPersistentStore?, _ change: (inout StoreSaveRequest) -> Void) throws {
+            guard let store else {
+                throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "An object has no persistent store."])
+            }
+            var entry = requests[ObjectIdentifier(store)] ?? (store, StoreSaveRequest())
+            change(&entry.request)
+            requests[ObjectIdentifier(store)] = entry
+        }
+        var sent: [ObjectIdentifier: StoreRow] = [:]
+        for object in insertedNow {
+            let row = storeRow(of: object, version: 0)
+            sent[ObjectIdentifier(object)] = row
+            try add(object.objectID.persistentStore) { $0.inserted.append(row) }
+        }
+        for object in updatedNow where !object.changedValues().isEmpty {
+            let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
+            let row = storeRow(of: object, version: version)
+            sent[ObjectIdentifier(object)] = row
+            try add(object.objectID.persistentStore) { $0.updated.append((row, version)) }
+        }
+        for object in deletedNow where !object.objectID.isTemporaryID && !object.status.contains(.inaccessible) {
+            let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
+            try add(object.objectID.persistentStore) { $0.deleted.append((object.objectID, version)) }
+        }
+        return (requests.values.map { ($0.store, $0.request) }, sent)
     }
 
     /// Apple's order: per set (deleted, inserted, updated), validate, then `willSave()` if the set is
@@ -159,52 +195,5 @@ extension NSManagedObjectContext {
             }
         }
         return StoreRow(objectID: object.objectID, version: version, values: values)
-    }
-
-    /// Core Data's optimistic-locking failure: `NSManagedObjectMergeError` with one `NSMergeConflict` per
-    /// object under `NSPersistentStoreSaveConflictsErrorKey`.
-    private func mergeError(_ conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)]) -> NSError {
-        let list = conflicts.map { conflict in
-            NSMergeConflict(source: registry[conflict.objectID] ?? object(with: conflict.objectID),
-                            newVersion: Int(conflict.stored?.version ?? 0), oldVersion: Int(conflict.expectedVersion),
-                            persistedSnapshot: conflict.stored.map(NSMergeConflict.snapshot(of:)))
-        }
-        return coreDataError(NSManagedObjectMergeError, [
-            NSPersistentStoreSaveConflictsErrorKey: list,
-            NSLocalizedDescriptionKey: "Could not merge changes.",
-        ])
-    }
-}
-
-/// A save conflict: an object whose row changed in the store since the context read it.
-public final class NSMergeConflict: NSObject, @unchecked Sendable {
-    /// The object that could not be saved.
-    public let sourceObject: NSManagedObject
-    /// The version in the store now (0 if the row was deleted).
-    public let newVersionNumber: Int
-    /// The version the context read.
-    public let oldVersionNumber: Int
-    /// The store's values now (nil if the row was deleted).
-    public let persistedSnapshot: [String: Any]?
-    /// The values the context read.
-    public let cachedSnapshot: [String: Any]?
-    /// The object's current values.
-    public let objectSnapshot: [String: Any]?
-
-    init(source: NSManagedObject, newVersion: Int, oldVersion: Int, persistedSnapshot: [String: Any]?) {
-        self.sourceObject = source
-        self.newVersionNumber = newVersion
-        self.oldVersionNumber = oldVersion
-        self.persistedSnapshot = persistedSnapshot
-        self.cachedSnapshot = source.committedRow.map(Self.snapshot(of:))
-        self.objectSnapshot = source.isFault ? nil : source.dictionaryWithValues(forKeys: source.layout.persistentSlots.map { source.layout.properties[$0].name })
-    }
-
-    static func snapshot(of row: StoreRow) -> [String: Any] {
-        var result: [String: Any] = [:]
-        for slot in row.layout.persistentSlots {
-            result[row.layout.properties[slot].name] = row.values[slot] ?? NSNull()
-        }
-        return result
     }
 }

@@ -41,6 +41,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public var shouldDeleteInaccessibleFaults = true
     /// How old cached data may be; negative means no limit (the in-memory store has no cache to age).
     public var stalenessInterval: TimeInterval = -1
+    /// How `save()` resolves conflicts with the store: an ``NSMergePolicy`` (Apple types the property
+    /// `Any`). The default is `NSErrorMergePolicy`, which makes the save fail. Setting anything that is not
+    /// an `NSMergePolicy` stops, as Apple raises.
+    public var mergePolicy: Any = NSMergePolicy.error {
+        didSet {
+            if !(mergePolicy is NSMergePolicy) {
+                fatalError("mergePolicy: \(type(of: mergePolicy)) is not an NSMergePolicy. Use NSMergePolicy.mergeByPropertyObjectTrump, NSMergeByPropertyObjectTrumpMergePolicy or another NSMergePolicy.")
+            }
+        }
+    }
 
     let queue: DispatchQueue
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()

@@ -114,6 +114,28 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         for (row, expected) in request.updated { check(row.objectID, expected) }
         for (objectID, expected) in request.deleted { check(objectID, expected) }
         if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
+        let violations = request.uniquenessConflicts(storedRowsMatching: storedRows(of:matching:values:))
+        if !violations.isEmpty { throw StoreError.constraintConflicts(violations) }
+    }
+
+    /// Stored rows of `entity` and its subentities whose properties `names` equal `values` (a scan: the
+    /// in-memory store has no indexes).
+    private func storedRows(of entity: NSEntityDescription, matching names: [String], values: [Any]) -> [StoreRow] {
+        let wanted = values.map { ($0 as? AnyHashable) ?? AnyHashable("\($0)") }
+        var result: [StoreRow] = []
+        for candidate in Self.entities(of: StoreFetchPlan(entity: entity)) {
+            let layout = EntityLayout.of(candidate)
+            let slots = names.compactMap { layout.slotByName[$0] }
+            guard slots.count == names.count else { continue }
+            for row in (tables.rows[candidate.name ?? ""] ?? [:]).values {
+                let matches = zip(slots, wanted).allSatisfy { slot, value in
+                    guard let stored = row.values[slot] else { return false }
+                    return ((stored as? AnyHashable) ?? AnyHashable("\(stored)")) == value
+                }
+                if matches { result.append(row) }
+            }
+        }
+        return result.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
     }
 
     public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {

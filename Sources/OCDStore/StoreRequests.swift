@@ -76,6 +76,11 @@ public enum StoreError: Error, @unchecked Sendable {
     /// Rows changed or deleted by someone else since the context read them. `stored` is the row now in
     /// the store (nil if it was deleted).
     case conflicts([(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)])
+    /// Rows of the save that would break a uniqueness constraint (found by
+    /// ``StoreSaveRequest/uniquenessConflicts(storedRowsMatching:)``, after the version check passed). A
+    /// conflict with `stored` nil is between rows of the save (`conflicting` has two or more IDs); one with
+    /// a `stored` row is between one saved row and that row, which the save does not change.
+    case constraintConflicts([StoreConstraintConflict])
     /// The store cannot be used: a reason for the user.
     case invalidStore(String)
     /// The request names something the store does not hold.

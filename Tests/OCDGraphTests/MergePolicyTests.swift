@@ -1,0 +1,474 @@
+import Foundation
+import Testing
+import OCDGraph
+import OCDModel
+import OCDStore
+import OCDPredicate
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSSortDescriptor
+
+// Merge policies (Documentation/Graph.md, "Merge policies"): optimistic-locking conflicts between two
+// contexts on one coordinator, and uniqueness-constraint conflicts.
+
+/// Ann (age 30, email ann@x) read by the stack's context ("mine") and by a second context ("theirs").
+/// `theirs` changes and saves first, then `mine` changes and saves under `policy`.
+private struct LockingConflict {
+    let stack: TestStack
+    let theirs: NSManagedObjectContext
+    let mine: NSManagedObject
+    let id: NSManagedObjectID
+
+    init(_ policy: NSMergePolicy, theirs change: (NSManagedObject, NSManagedObjectContext) throws -> Void,
+         mine edit: (NSManagedObject) -> Void) throws {
+        stack = try TestStack()
+        id = try stack.seed("Employee", ["name": "Ann", "age": 30, "email": "ann@x"])
+        stack.context.mergePolicy = policy
+        mine = try stack.context.existingObject(with: id)
+        theirs = stack.newContext()
+        let theirObject = try theirs.existingObject(with: id)
+        try change(theirObject, theirs)
+        try theirs.save()
+        edit(mine)
+    }
+
+    /// What the store holds for every employee, as "name age email", sorted.
+    func stored() throws -> [String] {
+        try stack.stored("Employee", sortedBy: "name") { "\($0.string("name") ?? "nil") \($0.int("age") ?? -1) \($0.string("email") ?? "nil")" }
+    }
+}
+
+/// The usual edits: theirs changes age and email, mine changes name and age.
+private func theirsChangeAgeAndEmail(_ object: NSManagedObject, _: NSManagedObjectContext) {
+    object.setValue(40, forKey: "age")
+    object.setValue("ann@y", forKey: "email")
+}
+
+private func mineChangeNameAndAge(_ object: NSManagedObject) {
+    object.setValue("Anna", forKey: "name")
+    object.setValue(50, forKey: "age")
+}
+
+@Suite("Merge policies: the API")
+struct MergePolicyAPITests {
+    @Test func sharedPoliciesHaveTheirTypesAndTheGlobalsAreThem() {
+        #expect(NSMergePolicy.error.mergeType == .errorMergePolicyType)
+        #expect(NSMergePolicy.mergeByPropertyStoreTrump.mergeType == .mergeByPropertyStoreTrumpMergePolicyType)
+        #expect(NSMergePolicy.mergeByPropertyObjectTrump.mergeType == .mergeByPropertyObjectTrumpMergePolicyType)
+        #expect(NSMergePolicy.overwrite.mergeType == .overwriteMergePolicyType)
+        #expect(NSMergePolicy.rollback.mergeType == .rollbackMergePolicyType)
+        #expect(ObjectIdentifier(NSErrorMergePolicy) == ObjectIdentifier(NSMergePolicy.error))
+        #expect(ObjectIdentifier(NSMergeByPropertyStoreTrumpMergePolicy) == ObjectIdentifier(NSMergePolicy.mergeByPropertyStoreTrump))
+        #expect(ObjectIdentifier(NSMergeByPropertyObjectTrumpMergePolicy) == ObjectIdentifier(NSMergePolicy.mergeByPropertyObjectTrump))
+        #expect(ObjectIdentifier(NSOverwriteMergePolicy) == ObjectIdentifier(NSMergePolicy.overwrite))
+        #expect(ObjectIdentifier(NSRollbackMergePolicy) == ObjectIdentifier(NSMergePolicy.rollback))
+        #expect(NSMergePolicyType.overwriteMergePolicyType.rawValue == 3)
+        #expect(NSMergePolicy(merge: .rollbackMergePolicyType).mergeType == .rollbackMergePolicyType)
+    }
+
+    @Test func aContextStartsWithTheErrorPolicyAndTakesTheGlobals() throws {
+        let stack = try TestStack()
+        #expect((stack.context.mergePolicy as? NSMergePolicy) === NSMergePolicy.error)
+        stack.context.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
+        #expect((stack.context.mergePolicy as? NSMergePolicy)?.mergeType == .mergeByPropertyObjectTrumpMergePolicyType)
+    }
+
+    @Test func aSubclassSeesTheConflictsAndCanCallSuper() throws {
+        final class Recording: NSMergePolicy, @unchecked Sendable {
+            var seen: [NSMergeConflict] = []
+            override func resolve(optimisticLockingConflicts list: [NSMergeConflict]) throws {
+                seen += list
+                try super.resolve(optimisticLockingConflicts: list)
+            }
+        }
+        let policy = Recording(merge: .mergeByPropertyObjectTrumpMergePolicyType)
+        let conflict = try LockingConflict(policy, theirs: theirsChangeAgeAndEmail, mine: mineChangeNameAndAge)
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(policy.seen.count == 1)
+            #expect(policy.seen.first?.sourceObject === conflict.mine)
+            #expect(try conflict.stored() == ["Anna 50 ann@y"])
+        }
+    }
+}
+
+@Suite("Merge policies: optimistic locking")
+struct OptimisticLockingPolicyTests {
+    @Test func errorPolicyThrowsMergeErrorWithTheConflicts() throws {
+        let conflict = try LockingConflict(.error, theirs: theirsChangeAgeAndEmail, mine: mineChangeNameAndAge)
+        try withExtendedLifetime(conflict.theirs) {
+            let error = try #require(conflict.stack.context.saveError())
+            #expect(error.domain == NSCocoaErrorDomain)
+            #expect(error.code == NSManagedObjectMergeError)
+            #expect(error.code == 133020)
+            let list = try #require(error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict])
+            #expect(list.count == 1)
+            let first = try #require(list.first)
+            #expect(first.sourceObject === conflict.mine)
+            #expect(first.newVersionNumber > first.oldVersionNumber)
+            #expect((first.persistedSnapshot?["age"] as? NSNumber)?.intValue == 40)
+            #expect((first.cachedSnapshot?["age"] as? NSNumber)?.intValue == 30)
+            #expect((first.objectSnapshot?["age"] as? NSNumber)?.intValue == 50)
+            // Nothing written; the context keeps its changes.
+            #expect(try conflict.stored() == ["Ann 40 ann@y"])
+            #expect(conflict.mine.hasChanges)
+            #expect(conflict.mine.string("name") == "Anna")
+        }
+    }
+
+    @Test func objectTrumpKeepsTheContextsChangesAndTakesTheStoresOthers() throws {
+        let conflict = try LockingConflict(.mergeByPropertyObjectTrump, theirs: theirsChangeAgeAndEmail, mine: mineChangeNameAndAge)
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(try conflict.stored() == ["Anna 50 ann@y"])
+            #expect(conflict.mine.string("email") == "ann@y")
+            #expect(!conflict.mine.hasChanges)
+        }
+    }
+
+    @Test func storeTrumpTakesTheStoresChangesAndKeepsTheContextsOthers() throws {
+        let conflict = try LockingConflict(.mergeByPropertyStoreTrump, theirs: theirsChangeAgeAndEmail, mine: mineChangeNameAndAge)
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(try conflict.stored() == ["Anna 40 ann@y"])
+            #expect(conflict.mine.int("age") == 40)
+        }
+    }
+
+    @Test func overwriteWritesTheWholeInMemoryObject() throws {
+        let conflict = try LockingConflict(.overwrite, theirs: theirsChangeAgeAndEmail, mine: mineChangeNameAndAge)
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(try conflict.stored() == ["Anna 50 ann@x"])
+        }
+    }
+
+    @Test func rollbackDiscardsTheContextsChanges() throws {
+        let conflict = try LockingConflict(.rollback, theirs: theirsChangeAgeAndEmail, mine: mineChangeNameAndAge)
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(try conflict.stored() == ["Ann 40 ann@y"])
+            #expect(conflict.mine.string("name") == "Ann")
+            #expect(!conflict.mine.hasChanges)
+        }
+    }
+
+    @Test func theSaveRetriesAgainstTheNewVersionSoALaterSaveSucceeds() throws {
+        let conflict = try LockingConflict(.mergeByPropertyObjectTrump, theirs: theirsChangeAgeAndEmail, mine: mineChangeNameAndAge)
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            conflict.mine.setValue("Annie", forKey: "name")
+            conflict.stack.context.mergePolicy = NSMergePolicy.error
+            try conflict.stack.context.save()
+            #expect(try conflict.stored() == ["Annie 50 ann@y"])
+        }
+    }
+
+    @Test func aResolvedObjectIsToldOfTheMerge() throws {
+        let (stack, _) = try TestStack.hooked()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        stack.context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+        let mine = try #require(try stack.context.existingObject(with: id) as? HookedEmployee)
+        let theirs = stack.newContext()
+        try withExtendedLifetime(theirs) {
+            try theirs.existingObject(with: id).setValue(41, forKey: "age")
+            try theirs.save()
+            mine.setValue("Anna", forKey: "name")
+            try stack.context.save()
+            #expect(mine.snapshotEvents.contains(.mergePolicy))
+        }
+    }
+
+    @Test func failedSaveWritesNothingElse() throws {
+        let conflict = try LockingConflict(.error, theirs: theirsChangeAgeAndEmail, mine: mineChangeNameAndAge)
+        try withExtendedLifetime(conflict.theirs) { () throws in
+            conflict.stack.insert("Employee", ["name": "Zed"])
+            conflict.stack.insert("Department", ["name": "Sales"])
+            #expect(conflict.stack.context.saveError()?.code == NSManagedObjectMergeError)
+            #expect(try conflict.stored() == ["Ann 40 ann@y"])
+            #expect(try conflict.stack.stored("Department") { $0.string("name") }.isEmpty)
+            #expect(conflict.stack.context.insertedObjects.count == 2)
+        }
+    }
+}
+
+@Suite("Merge policies: relationships and deletions")
+struct LockingRelationshipPolicyTests {
+    /// Ann in department One; theirs moves her to Two, mine moves her to Three (or only renames her).
+    private func departmentConflict(_ policy: NSMergePolicy, mineMoves: Bool) throws -> (LockingConflict, [String: NSManagedObjectID]) {
+        var departments: [String: NSManagedObjectID] = [:]
+        let conflict = try LockingConflict(policy, theirs: { object, context in
+            for name in ["One", "Two", "Three"] {
+                let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: context)
+                department.setValue(name, forKey: "name")
+                if name == "Two" { object.setValue(department, forKey: "department") }
+            }
+            try context.obtainPermanentIDs(for: Array(context.insertedObjects))
+            for department in context.insertedObjects { departments[department.string("name")!] = department.objectID }
+        }, mine: { object in
+            object.setValue("Anna", forKey: "name")
+        })
+        if mineMoves {
+            let three = try conflict.stack.context.existingObject(with: departments["Three"]!)
+            conflict.mine.setValue(three, forKey: "department")
+        }
+        return (conflict, departments)
+    }
+
+    private func storedDepartment(_ conflict: LockingConflict) throws -> [String] {
+        try conflict.stack.stored("Employee") { "\($0.string("name") ?? "nil") in \($0.object("department")?.string("name") ?? "nil")" }
+    }
+
+    @Test func objectTrumpTakesTheStoresRelationshipWhenTheContextDidNotChangeIt() throws {
+        let (conflict, _) = try departmentConflict(.mergeByPropertyObjectTrump, mineMoves: false)
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(try storedDepartment(conflict) == ["Anna in Two"])
+            #expect(conflict.mine.object("department")?.string("name") == "Two")
+        }
+    }
+
+    @Test func objectTrumpKeepsTheContextsRelationshipChange() throws {
+        let (conflict, _) = try departmentConflict(.mergeByPropertyObjectTrump, mineMoves: true)
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(try storedDepartment(conflict) == ["Anna in Three"])
+        }
+    }
+
+    @Test func storeTrumpTakesTheStoresRelationshipChange() throws {
+        let (conflict, _) = try departmentConflict(.mergeByPropertyStoreTrump, mineMoves: true)
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(try storedDepartment(conflict) == ["Anna in Two"])
+        }
+    }
+
+    @Test func deletedInTheStoreIsAConflictWithVersionZeroForTheErrorPolicy() throws {
+        let conflict = try LockingConflict(.error, theirs: { object, context in context.delete(object) }, mine: mineChangeNameAndAge)
+        try withExtendedLifetime(conflict.theirs) {
+            let error = try #require(conflict.stack.context.saveError())
+            #expect(error.code == NSManagedObjectMergeError)
+            let first = try #require((error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict])?.first)
+            #expect(first.newVersionNumber == 0)
+            #expect(first.persistedSnapshot == nil)
+            #expect(try conflict.stored().isEmpty)
+        }
+    }
+
+    @Test(arguments: [NSMergePolicy.mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump, .rollback])
+    func deletedInTheStoreDeletesTheObject(policy: NSMergePolicy) throws {
+        let conflict = try LockingConflict(policy, theirs: { object, context in context.delete(object) }, mine: mineChangeNameAndAge)
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(try conflict.stored().isEmpty)
+            #expect(conflict.mine.managedObjectContext == nil)
+            #expect(!conflict.stack.context.hasChanges)
+        }
+    }
+
+    @Test func overwriteInsertsAnObjectDeletedInTheStoreAgain() throws {
+        let conflict = try LockingConflict(.overwrite, theirs: { object, context in context.delete(object) }, mine: mineChangeNameAndAge)
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(try conflict.stored() == ["Anna 50 ann@x"])
+            #expect(try conflict.stack.stored("Employee") { $0.objectID } == [conflict.id])
+            #expect(!conflict.mine.hasChanges)
+        }
+    }
+
+    @Test func objectTrumpKeepsTheContextsDeletion() throws {
+        let conflict = try LockingConflict(.mergeByPropertyObjectTrump, theirs: theirsChangeAgeAndEmail, mine: { object in
+            object.managedObjectContext?.delete(object)
+        })
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(try conflict.stored().isEmpty)
+        }
+    }
+
+    @Test func storeTrumpLetsTheStoresUpdateWinOverTheContextsDeletion() throws {
+        let conflict = try LockingConflict(.mergeByPropertyStoreTrump, theirs: theirsChangeAgeAndEmail, mine: { object in
+            object.managedObjectContext?.delete(object)
+        })
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(try conflict.stored() == ["Ann 40 ann@y"])
+            #expect(!conflict.mine.isDeleted)
+        }
+    }
+}
+
+/// A stack whose employees are unique by email.
+private func uniqueEmailStack() throws -> TestStack {
+    try TestStack(model: TestModel.make { entities, _ in entities["Employee"]!.uniquenessConstraints = [["email"]] })
+}
+
+private func storedEmployees(_ stack: TestStack) throws -> [String] {
+    try stack.stored("Employee", sortedBy: "name") { "\($0.string("name") ?? "nil") \($0.int("age") ?? -1) \($0.string("email") ?? "nil")" }
+}
+
+@Suite("Merge policies: uniqueness constraints")
+struct ConstraintPolicyTests {
+    @Test func errorPolicyThrowsConstraintMergeErrorAgainstAStoredObject() throws {
+        let stack = try uniqueEmailStack()
+        let ann = try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
+        let bob = stack.insert("Employee", ["name": "Bob", "email": "a@x"])
+        let error = try #require(stack.context.saveError())
+        #expect(error.domain == NSCocoaErrorDomain)
+        #expect(error.code == NSManagedObjectConstraintMergeError)
+        #expect(error.code == 133021)
+        let list = try #require(error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSConstraintConflict])
+        #expect(list.count == 1)
+        let conflict = try #require(list.first)
+        #expect(conflict.constraint == ["email"])
+        #expect(conflict.constraintValues["email"] as? String == "a@x")
+        #expect(conflict.databaseObject?.objectID == ann)
+        #expect(conflict.databaseSnapshot?["name"] as? String == "Ann")
+        #expect(conflict.conflictingObjects.count == 1 && conflict.conflictingObjects.first === bob)
+        #expect(conflict.conflictingSnapshots.count == 1)
+        #expect(try storedEmployees(stack) == ["Ann 30 a@x"])
+        #expect(bob.isInserted)
+    }
+
+    @Test func errorPolicyThrowsForTwoNewObjectsWithNoDatabaseObject() throws {
+        let stack = try uniqueEmailStack()
+        stack.insert("Employee", ["name": "Ann", "email": "a@x"])
+        stack.insert("Employee", ["name": "Bob", "email": "a@x"])
+        let error = try #require(stack.context.saveError())
+        #expect(error.code == NSManagedObjectConstraintMergeError)
+        let conflict = try #require((error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSConstraintConflict])?.first)
+        #expect(conflict.databaseObject == nil)
+        #expect(conflict.databaseSnapshot == nil)
+        #expect(conflict.conflictingObjects.count == 2)
+        #expect(try storedEmployees(stack).isEmpty)
+    }
+
+    @Test func nilValuesDoNotClash() throws {
+        let stack = try uniqueEmailStack()
+        stack.insert("Employee", ["name": "Ann"])
+        stack.insert("Employee", ["name": "Bob"])
+        try stack.context.save()
+        #expect(try storedEmployees(stack) == ["Ann 30 nil", "Bob 30 nil"])
+    }
+
+    @Test func objectTrumpMergesTheNewObjectIntoTheStoredOne() throws {
+        let stack = try uniqueEmailStack()
+        let ann = try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
+        stack.context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+        let bob = stack.insert("Employee", ["name": "Bob", "email": "a@x", "age": 50])
+        try stack.context.save()
+        #expect(try storedEmployees(stack) == ["Bob 50 a@x"])
+        #expect(try stack.stored("Employee") { $0.objectID } == [ann])
+        #expect(bob.managedObjectContext == nil)
+    }
+
+    @Test func storeTrumpKeepsTheStoredValuesAndTakesTheNewToManyMembers() throws {
+        let stack = try uniqueEmailStack()
+        let ann = try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
+        stack.context.mergePolicy = NSMergePolicy.mergeByPropertyStoreTrump
+        let bob = stack.insert("Employee", ["name": "Bob", "email": "a@x", "age": 50])
+        let project = stack.insert("Project", ["title": "Apollo"])
+        bob.mutableSetValue(forKey: "projects").add(project)
+        try stack.context.save()
+        #expect(try storedEmployees(stack) == ["Ann 30 a@x"])
+        #expect(try stack.stored("Employee") { $0.objects("projects").compactMap { $0.string("title") } } == [["Apollo"]])
+        #expect(project.objects("members").map(\.objectID) == [ann])
+    }
+
+    @Test func overwriteReplacesTheStoredObjectWithTheNewOne() throws {
+        let stack = try uniqueEmailStack()
+        try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
+        stack.context.mergePolicy = NSMergePolicy.overwrite
+        let bob = stack.insert("Employee", ["name": "Bob", "email": "a@x", "age": 50])
+        try stack.context.save()
+        #expect(try storedEmployees(stack) == ["Bob 50 a@x"])
+        #expect(try stack.stored("Employee") { $0.objectID } == [bob.objectID])
+    }
+
+    @Test func rollbackDropsTheNewObject() throws {
+        let stack = try uniqueEmailStack()
+        try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
+        stack.context.mergePolicy = NSMergePolicy.rollback
+        let bob = stack.insert("Employee", ["name": "Bob", "email": "a@x", "age": 50])
+        try stack.context.save()
+        #expect(try storedEmployees(stack) == ["Ann 30 a@x"])
+        #expect(bob.managedObjectContext == nil)
+    }
+
+    @Test func rollbackDiscardsAnUpdateThatClashes() throws {
+        let stack = try uniqueEmailStack()
+        try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
+        let bobID = try stack.seed("Employee", ["name": "Bob", "email": "b@x"])
+        stack.context.mergePolicy = NSMergePolicy.rollback
+        let bob = try stack.context.existingObject(with: bobID)
+        bob.setValue("a@x", forKey: "email")
+        try stack.context.save()
+        #expect(try storedEmployees(stack) == ["Ann 30 a@x", "Bob 30 b@x"])
+        #expect(bob.string("email") == "b@x")
+    }
+
+    @Test func objectTrumpBetweenObjectsOfTheSaveKeepsTheObjectThatHeldTheValues() throws {
+        let stack = try uniqueEmailStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
+        stack.context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+        let ann = try stack.context.existingObject(with: annID)
+        ann.setValue("Annie", forKey: "name")
+        stack.insert("Employee", ["name": "Bob", "email": "a@x", "age": 50])
+        try stack.context.save()
+        // Ann survives; what she changed stays, what she did not change comes from the new object.
+        #expect(try storedEmployees(stack) == ["Annie 50 a@x"])
+        #expect(try stack.stored("Employee") { $0.objectID } == [annID])
+    }
+
+    @Test(arguments: [NSMergePolicy.mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump, .overwrite, .rollback])
+    func twoNewObjectsBecomeOne(policy: NSMergePolicy) throws {
+        let stack = try uniqueEmailStack()
+        stack.context.mergePolicy = policy
+        let first = stack.insert("Employee", ["name": "Ann", "email": "a@x"])
+        let second = stack.insert("Employee", ["name": "Ann", "email": "a@x"])
+        let third = stack.insert("Employee", ["name": "Cy", "email": "c@x"])
+        try stack.context.save()
+        #expect(try storedEmployees(stack) == ["Ann 30 a@x", "Cy 30 c@x"])
+        #expect([first, second].filter { $0.managedObjectContext == nil }.count == 1)
+        #expect(third.managedObjectContext === stack.context)
+    }
+
+    @Test func aConstraintOnTheSuperentityBindsSubentities() throws {
+        let stack = try uniqueEmailStack()
+        try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
+        stack.insert("Manager", ["name": "Max", "email": "a@x"])
+        let error = try #require(stack.context.saveError())
+        #expect(error.code == NSManagedObjectConstraintMergeError)
+    }
+}
+
+@Suite("Merge policies: the store's uniqueness check")
+struct StoreUniquenessCheckTests {
+    @Test func rowsOfOneRequestClashAndStoredRowsOfChangedObjectsDoNot() throws {
+        let stack = try uniqueEmailStack()
+        let employee = try #require(stack.model.entitiesByName["Employee"])
+        let layout = EntityLayout.of(employee)
+        let ids = try stack.coordinator.persistentStores[0].newObjectIDs(for: employee, count: 3)
+        func row(_ id: NSManagedObjectID, _ email: String) -> StoreRow {
+            var values = [Any?](repeating: nil, count: layout.properties.count)
+            values[layout.slotByName["email"]!] = email
+            return StoreRow(objectID: id, version: 1, values: values)
+        }
+        let stored = row(ids[2], "a@x")
+        let request = StoreSaveRequest(inserted: [row(ids[0], "a@x"), row(ids[1], "b@x")])
+        let conflicts = request.uniquenessConflicts { entity, names, values in
+            entity === employee && names == ["email"] && values.first as? String == "a@x" ? [stored] : []
+        }
+        #expect(conflicts.count == 1)
+        #expect(conflicts.first?.stored === stored)
+        #expect(conflicts.first?.conflicting == [ids[0]])
+        let clash = StoreSaveRequest(inserted: [row(ids[0], "a@x"), row(ids[1], "a@x")])
+        let inSave = clash.uniquenessConflicts { _, _, _ in [] }
+        #expect(inSave.count == 1)
+        #expect(inSave.first?.stored == nil)
+        #expect(inSave.first?.conflicting == [ids[0], ids[1]])
+        // A stored row the request deletes is not a clash.
+        let replacing = StoreSaveRequest(inserted: [row(ids[0], "a@x")], deleted: [(ids[2], 1)])
+        #expect(replacing.uniquenessConflicts { _, _, _ in [stored] }.isEmpty)
+    }
+}
