@@ -418,13 +418,42 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var expected: [NSManagedObjectID: Int64] = [:]
         for (row, version) in request.updated { expected[row.objectID] = version }
         for (id, version) in request.deleted { expected[id] = version }
-        guard !expected.isEmpty else { return }
-        let versions = try storedVersions(Array(expected.keys), connection)
-        var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
-        for (id, version) in expected where versions[id] != version {
-            conflicts.append((id, version, nil))
+        if !expected.isEmpty {
+            let versions = try storedVersions(Array(expected.keys), connection)
+            var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
+            for (id, version) in expected where versions[id] != version {
+                conflicts.append((id, version, nil))
+            }
+            if !conflicts.isEmpty { throw StoreError.conflicts(try withStoredRows(conflicts)) }
         }
-        if !conflicts.isEmpty { throw StoreError.conflicts(try withStoredRows(conflicts)) }
+        let violations = try request.uniquenessConflicts(storedRowsMatching: storedRows(of:matching:values:))
+        if !violations.isEmpty { throw StoreError.constraintConflicts(violations) }
+    }
+
+    /// Stored rows of `entity` and its subentities whose properties `names` equal `values`: one indexed
+    /// query (Core Data creates a UNIQUE index per uniqueness constraint).
+    private func storedRows(of entity: NSEntityDescription, matching names: [String], values: [Any]) throws -> [StoreRow] {
+        let (connection, schema) = try ready()
+        let mapping = try self.mapping(entity)
+        var terms: [String] = []
+        var arguments: [SQLValue] = []
+        for (name, value) in zip(names, values) {
+            guard let slot = mapping.layout.slotByName[name] else { return [] }
+            switch mapping.storage[slot] {
+            case .attribute(let column, let attribute):
+                terms.append("t0.\(column) = ?")
+                arguments.append(try ValueCoding.encode(value, attribute))
+            case .toOne(let column, _, _):
+                guard let id = value as? NSManagedObjectID, let pk = primaryKey(of: id) else { return [] }
+                terms.append("t0.\(column) = ?")
+                arguments.append(.integer(pk))
+            default:
+                return []
+            }
+        }
+        let read = readPlan(mapping.table)
+        let sql = "SELECT \(read.list) FROM \(mapping.table.name) t0 WHERE t0.Z_ENT IN (\(mapping.numbersWithSubentities.map(String.init).joined(separator: ", "))) AND \(terms.joined(separator: " AND ")) ORDER BY t0.Z_PK"
+        return try wrap { try connection.query(sql, arguments) { try readRow($0, read.index, schema) }.compactMap { $0 } }
     }
 
     private func storedVersions(_ ids: [NSManagedObjectID], _ connection: SQLiteConnection) throws -> [NSManagedObjectID: Int64] {
