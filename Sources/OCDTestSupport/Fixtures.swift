@@ -26,6 +26,20 @@ public enum Fixtures {
         return directory.appendingPathComponent("models")
     }
 
+    /// The fixture stores whose model is at hand, with the folder under `fixtures/models` that holds its
+    /// versions (the version is chosen by comparing version hashes with the store's metadata).
+    public static let storesWithModels: [(store: String, models: String)] = [
+        ("LoopKit__LoopKit__Model.sqlite.v1.original.sqlite", "LoopKit__LoopKit__Model"),
+        ("alemar11__CoreDataPlus__SampleModel3_V1.sqlite", "alemar11__CoreDataPlus__SampleModel3"),
+        ("alemar11__CoreDataPlus__SampleModel_V1.sqlite", "alemar11__CoreDataPlus__SampleModel"),
+        ("alemar11__CoreDataPlus__SampleModel_V2.sqlite", "alemar11__CoreDataPlus__SampleModel"),
+        ("bignerdranch__CoreDataStack__TestModel.sqlite", "bignerdranch__CoreDataStack__Sample"),
+        ("wireapp__wire-ios-data-model__store2-21-1.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
+        ("wireapp__wire-ios-data-model__store2-3.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
+        ("wireapp__wire-ios-data-model__store2-54-0.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
+        ("wireapp__wire-ios-data-model__store2-80-0.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
+    ]
+
     /// `fixtures/stores`, or nil (printing why).
     public static var stores: URL? {
         guard let directory else {

@@ -14,30 +14,9 @@ private func sql(_ store: URL, _ query: String) throws -> [[String: Any]] {
         try FileManager.default.copyItem(atPath: store.path + suffix, toPath: copy.path + suffix)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: copy.path + suffix)
     }
-    var db: OpaquePointer?
-    guard sqlite3_open_v2(copy.path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let db else { throw SQLFailure(message: "cannot open \(copy.path)") }
-    defer { sqlite3_close(db) }
-    var statement: OpaquePointer?
-    try #require(sqlite3_prepare_v2(db, query, -1, &statement, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(db)))")
-    defer { sqlite3_finalize(statement) }
-    var rows: [[String: Any]] = []
-    while sqlite3_step(statement) == SQLITE_ROW {
-        var row: [String: Any] = [:]
-        for column in 0..<sqlite3_column_count(statement) {
-            let name = String(cString: sqlite3_column_name(statement, column))
-            switch sqlite3_column_type(statement, column) {
-            case SQLITE_INTEGER: row[name] = sqlite3_column_int64(statement, column)
-            case SQLITE_FLOAT: row[name] = sqlite3_column_double(statement, column)
-            case SQLITE_TEXT: row[name] = String(cString: sqlite3_column_text(statement, column))
-            default: break
-            }
-        }
-        rows.append(row)
-    }
-    return rows
+    return try RawSQL.rows(copy, query).map { $0.compactMapValues { $0 } }
 }
 
-private struct SQLFailure: Error { let message: String }
 
 private func fileBytes(_ store: URL) -> [Data?] {
     ["", "-wal", "-shm"].map { FileManager.default.contents(atPath: store.path + $0) }
@@ -54,18 +33,7 @@ struct StoreCommandTests {
         return ((try? FileManager.default.contentsOfDirectory(atPath: stores.path)) ?? []).filter { $0.hasSuffix(".sqlite") }.sorted()
     }()
 
-    /// Stores whose model is at hand, with the model folder (its versions are matched by hashes).
-    static let withModel: [(store: String, model: String)] = [
-        ("LoopKit__LoopKit__Model.sqlite.v1.original.sqlite", "LoopKit__LoopKit__Model"),
-        ("alemar11__CoreDataPlus__SampleModel3_V1.sqlite", "alemar11__CoreDataPlus__SampleModel3"),
-        ("alemar11__CoreDataPlus__SampleModel_V1.sqlite", "alemar11__CoreDataPlus__SampleModel"),
-        ("alemar11__CoreDataPlus__SampleModel_V2.sqlite", "alemar11__CoreDataPlus__SampleModel"),
-        ("bignerdranch__CoreDataStack__TestModel.sqlite", "bignerdranch__CoreDataStack__Sample"),
-        ("wireapp__wire-ios-data-model__store2-21-1.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
-        ("wireapp__wire-ios-data-model__store2-3.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
-        ("wireapp__wire-ios-data-model__store2-54-0.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
-        ("wireapp__wire-ios-data-model__store2-80-0.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
-    ]
+    static let withModel = Fixtures.storesWithModels
 
     @Test("inspect: metadata, entities with SQL row counts, tables; the file is untouched", arguments: allStores)
     func inspect(_ name: String) throws {
@@ -122,7 +90,7 @@ struct StoreCommandTests {
     func dump(_ name: String) throws {
         guard let stores = Fixtures.stores, let models = Fixtures.models else { return }
         let store = stores.appendingPathComponent(name)
-        let model = models.appendingPathComponent(Self.withModel.first { $0.store == name }!.model)
+        let model = models.appendingPathComponent(Self.withModel.first { $0.store == name }!.models)
         let before = fileBytes(store)
         let run = CDTool.run(["store", "dump", store.path, "--model", model.path])
         #expect(run.status == 0, "\(run.error)")

@@ -12,18 +12,7 @@ import class OCDPredicate.NSPredicate
 /// object reads back as raw SQL shows it, and a save keeps the file a valid Core Data store.
 @Suite("Fixture stores: Apple-written SQLite files")
 struct FixtureStoreTests {
-    /// Stores and the model folder holding their model versions (the version is chosen by hashes).
-    static let withModel: [(store: String, models: String)] = [
-        ("LoopKit__LoopKit__Model.sqlite.v1.original.sqlite", "LoopKit__LoopKit__Model"),
-        ("alemar11__CoreDataPlus__SampleModel3_V1.sqlite", "alemar11__CoreDataPlus__SampleModel3"),
-        ("alemar11__CoreDataPlus__SampleModel_V1.sqlite", "alemar11__CoreDataPlus__SampleModel"),
-        ("alemar11__CoreDataPlus__SampleModel_V2.sqlite", "alemar11__CoreDataPlus__SampleModel"),
-        ("bignerdranch__CoreDataStack__TestModel.sqlite", "bignerdranch__CoreDataStack__Sample"),
-        ("wireapp__wire-ios-data-model__store2-21-1.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
-        ("wireapp__wire-ios-data-model__store2-3.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
-        ("wireapp__wire-ios-data-model__store2-54-0.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
-        ("wireapp__wire-ios-data-model__store2-80-0.sqlite", "wireapp__wire-ios-data-model__zmessaging"),
-    ]
+    static let withModel = Fixtures.storesWithModels
 
     /// Stores whose model is not at hand (legacy binary model, model built in code, model version
     /// missing, merged model), with a model folder to try (no version of which matches) or nil.
