@@ -132,9 +132,14 @@ struct TestStack {
     let context: NSManagedObjectContext
 
     init(model: NSManagedObjectModel = TestModel.make()) throws {
+        try self.init(model: model, storeType: Self.storeType, url: Self.newStoreURL(), options: nil)
+    }
+
+    /// A stack on a store of `storeType` at `url`.
+    init(model: NSManagedObjectModel, storeType: String, url: URL?, options: [AnyHashable: Any]?) throws {
         self.model = model
         coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        store = try coordinator.addPersistentStore(ofType: Self.storeType, configurationName: nil, at: Self.newStoreURL(), options: nil)
+        store = try coordinator.addPersistentStore(ofType: storeType, configurationName: nil, at: url, options: options)
         context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
     }

@@ -48,7 +48,7 @@ import class OCDPredicate.NSSortDescriptor
             #expect(fetch.count == 1)
             #expect(employees.count == 150)
             #expect(employees.allSatisfy { $0.isFault })
-            let reads = try counting(stack) {
+            let reads = counting(stack) {
                 for employee in employees { _ = employee.value(forKey: "name") }
             }
             #expect(reads.isEmpty, "firing a fetched fault reads the row cache, not the store")
@@ -120,7 +120,7 @@ import class OCDPredicate.NSSortDescriptor
             var titles = 0
             let walk = counting(stack) {
                 for department in departments {
-                    for case let employee as NSManagedObject in department.value(forKey: "employees") as? Set<NSManagedObject> ?? [] {
+                    for employee in department.value(forKey: "employees") as? Set<NSManagedObject> ?? [] {
                         for case let task as NSManagedObject in (employee.value(forKey: "tasks") as? NSOrderedSet)?.array ?? [] where task.value(forKey: "title") != nil {
                             titles += 1
                         }
