@@ -211,21 +211,11 @@ extension NSManagedObjectContext {
     private func dictionaryResults<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSDictionary] {
         guard let coordinator = persistentStoreCoordinator else { return [] }
         let grouping = request.propertiesToGroupBy ?? []
-        // A store that computes dictionary results itself (the SQLite store, in SQL) answers; a having
-        // predicate filters its groups here, before offset and limit.
-        var storePlan = plan(for: request, entity: entity, pushLimits: true)
-        if request.havingPredicate != nil {
-            storePlan.fetchLimit = 0
-            storePlan.fetchOffset = 0
-        }
-        let storeRequest = StoreDictionaryRequest(plan: storePlan, propertiesToFetch: request.propertiesToFetch,
-                                                  propertiesToGroupBy: grouping, returnsDistinctResults: request.returnsDistinctResults)
-        if var results = try coordinator.executeDictionaryFetch(storeRequest) {
-            if let having = request.havingPredicate {
-                results = try results.filter { try having.evaluateThrowing(with: $0) }
-                if request.fetchOffset > 0 { results = Array(results.dropFirst(request.fetchOffset)) }
-                if request.fetchLimit > 0 { results = Array(results.prefix(request.fetchLimit)) }
-            }
+        // A store that computes dictionary results itself (the SQLite store, in one SQL statement) answers.
+        let storeRequest = StoreDictionaryRequest(plan: plan(for: request, entity: entity, pushLimits: true),
+                                                  propertiesToFetch: request.propertiesToFetch, propertiesToGroupBy: grouping,
+                                                  havingPredicate: request.havingPredicate, returnsDistinctResults: request.returnsDistinctResults)
+        if let results = try coordinator.executeDictionaryFetch(storeRequest) {
             return results.map { NSDictionary(dictionary: $0) }
         }
         let columns = try (request.propertiesToFetch ?? EntityLayout.of(entity).attributes.map { $0.attribute as Any }).map(DictionaryColumn.init)

@@ -108,6 +108,16 @@ struct DictionarySQL {
         // Translated in the order their placeholders appear: SELECT, WHERE, GROUP BY, ORDER BY.
         let condition = try translator.whereClause(request.plan, scope)
         let groups = try request.propertiesToGroupBy.map { try add($0).sql }
+        var having: String?
+        if let predicate = request.havingPredicate {
+            for (index, column) in columns.enumerated() {
+                var attribute: NSAttributeDescription?
+                if case .attribute(let described) = column.reader { attribute = described }
+                scope.resultAliases[column.name] = ("c\(index)", attribute)
+            }
+            having = try translator.translate(predicate, scope)
+            scope.resultAliases = [:]
+        }
         var order: [String] = []
         for sort in request.plan.sortDescriptors {
             guard let key = sort.key else { continue }
@@ -126,6 +136,7 @@ struct DictionarySQL {
         for join in scope.joins { sql += " " + join }
         sql += " WHERE " + condition
         if !groups.isEmpty { sql += " GROUP BY " + groups.joined(separator: ", ") }
+        if let having { sql += " HAVING " + having }
         let grouped = !groups.isEmpty || columns.contains(where: \.isAggregate)
         if !grouped && !request.returnsDistinctResults { order.append("t0.Z_PK") }
         if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }

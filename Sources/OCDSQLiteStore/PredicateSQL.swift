@@ -46,6 +46,10 @@ final class PredicateSQL {
             self.parent = parent
         }
 
+        /// Result columns of a dictionary fetch, by name, for its having predicate (SQLite's HAVING
+        /// accepts the SELECT list's aliases).
+        var resultAliases: [String: (sql: String, attribute: NSAttributeDescription?)] = [:]
+
         func variable(_ name: String) -> (alias: String, mapping: EntityMapping, scope: Scope)? {
             variables[name] ?? parent?.variable(name)
         }
@@ -566,6 +570,9 @@ final class PredicateSQL {
     /// columns, to-ones become joins, a to-many ends the walk (its rest is resolved inside a subquery).
     private func keyPath(components: [String], from scope: Scope,
                          variableAlias: (alias: String, mapping: EntityMapping, scope: Scope)? = nil) throws -> Operand {
+        if variableAlias == nil, let result = scope.resultAliases[components.joined(separator: ".")] {
+            return .value(result.sql, result.attribute)
+        }
         var alias = variableAlias?.alias ?? scope.alias
         var mapping = variableAlias?.mapping ?? scope.mapping
         var index = 0

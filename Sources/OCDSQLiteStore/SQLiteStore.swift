@@ -80,6 +80,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let schema = try StoreSchema(entities: entities, numbers: numbers)
         var metadata = freshMetadata()
         metadata["NSStoreModelVersionHashesDigest"] = model.versionHashesDigest
+        metadata["NSStoreModelVersionChecksumKey"] = model.versionChecksum
         metadata["_NSAutoVacuumLevel"] = "2"
         try connection.transaction {
             for statement in schema.createStatements() { try connection.execute(statement) }

@@ -29,19 +29,22 @@ public struct StoreFetchPlan: @unchecked Sendable {
 
 /// A dictionary-result fetch: the plan's rows reduced to `propertiesToFetch` (property names, property
 /// descriptions, expression descriptions with aggregates), grouped by `propertiesToGroupBy`, distinct if
-/// asked. The plan's sorts, limit and offset apply to the results. The group filter (`havingPredicate`) is
-/// the object graph's.
+/// asked, groups filtered by `havingPredicate` (whose keys name result columns or grouped properties). The
+/// plan's sorts, limit and offset apply to the results.
 public struct StoreDictionaryRequest: @unchecked Sendable {
     public var plan: StoreFetchPlan
     /// nil: every attribute.
     public var propertiesToFetch: [Any]?
     public var propertiesToGroupBy: [Any]
+    public var havingPredicate: NSPredicate?
     public var returnsDistinctResults: Bool
 
-    public init(plan: StoreFetchPlan, propertiesToFetch: [Any]?, propertiesToGroupBy: [Any] = [], returnsDistinctResults: Bool = false) {
+    public init(plan: StoreFetchPlan, propertiesToFetch: [Any]?, propertiesToGroupBy: [Any] = [],
+                havingPredicate: NSPredicate? = nil, returnsDistinctResults: Bool = false) {
         self.plan = plan
         self.propertiesToFetch = propertiesToFetch
         self.propertiesToGroupBy = propertiesToGroupBy
+        self.havingPredicate = havingPredicate
         self.returnsDistinctResults = returnsDistinctResults
     }
 }

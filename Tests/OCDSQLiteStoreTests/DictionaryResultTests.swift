@@ -40,7 +40,7 @@ import class OCDPredicate.NSSortDescriptor
         grouped.sortDescriptors = [NSSortDescriptor(key: "age", ascending: false)]
         all.append(grouped)
         let having = grouped.copy() as! NSFetchRequest<NSDictionary>
-        having.havingPredicate = NSPredicate(format: "total > 2800")
+        having.havingPredicate = NSPredicate(format: "total > 2800 AND age > 20")
         all.append(having)
         let plain = NSFetchRequest<NSDictionary>(entityName: "Employee")
         plain.resultType = .dictionaryResultType
@@ -93,6 +93,7 @@ import class OCDPredicate.NSSortDescriptor
                 #expect(!fromSQL.isEmpty)
                 #expect(log.statements.count == 1, "\(log.statements)")
                 if request.propertiesToGroupBy != nil { #expect(log.statements.first?.contains("GROUP BY") == true) }
+                if request.havingPredicate != nil { #expect(log.statements.first?.contains(" HAVING ") == true) }
             }
             let grouped = try sqlite.context.fetch(requests()[0])
             #expect(grouped.count == 5)

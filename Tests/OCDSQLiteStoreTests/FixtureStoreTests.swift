@@ -30,6 +30,10 @@ struct FixtureStoreTests {
     func everyObjectMatchesRawSQL(_ storeName: String) throws {
         guard let fixture = try FixtureCopy(storeName) else { return }
         let model = try #require(try fixture.matchingModel(Self.withModel.first { $0.store == storeName }!.models), "\(storeName): no model version matches")
+        // The digest and checksum Apple wrote (framework ≥ 1044 and ≥ 1338) are the model's.
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: fixture.url)
+        if let digest = metadata["NSStoreModelVersionHashesDigest"] as? String { #expect(digest == model.versionHashesDigest) }
+        if let checksum = metadata["NSStoreModelVersionChecksumKey"] as? String { #expect(checksum == model.versionChecksum) }
         let stack = try SQLiteStack(model: model, url: fixture.url)
         let numbers = try fixture.entityNumbers(model)
         var objects = 0

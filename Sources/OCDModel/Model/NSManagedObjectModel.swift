@@ -137,6 +137,16 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
         return SHA2.sha512(bytes).base64EncodedString()
     }
 
+    /// `NSStoreModelVersionChecksumKey` (Apple's `versionChecksum`): base64 of SHA-256 over the entity
+    /// hashes, in entity-name order.
+    public var versionChecksum: String {
+        var bytes: [UInt8] = []
+        for (_, hash) in entityVersionHashesByName.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            bytes += Array(hash)
+        }
+        return SHA2.sha256(bytes).base64EncodedString()
+    }
+
     // MARK: Fetch request templates
 
     /// The fetch request templates by name.
