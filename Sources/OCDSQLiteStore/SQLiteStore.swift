@@ -54,6 +54,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         connection.log = statementLog
         Self.registerFunctions(connection)
         do {
+            for (name, value) in try pragmas.sorted(by: { $0.key < $1.key }) {
+                try connection.execute("PRAGMA \(name) = \(value)")
+            }
             if exists {
                 try openExisting(connection)
             } else {
@@ -67,6 +70,26 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         self.connection = connection
     }
 
+    /// `NSSQLitePragmasOption`: pragma names and values applied when the store opens
+    /// (`["journal_mode": "DELETE", "synchronous": "OFF"]`). Names and values are checked to be plain words
+    /// or numbers, since a pragma cannot take a bound argument.
+    private var pragmas: [String: String] {
+        get throws {
+            guard let given = options?[NSSQLitePragmasOption] as? [String: Any] else { return [:] }
+            var result: [String: String] = [:]
+            let word = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "_-"))
+            for (name, value) in given {
+                let text = "\(value)"
+                guard !name.isEmpty, name.unicodeScalars.allSatisfy(word.contains),
+                      !text.isEmpty, text.unicodeScalars.allSatisfy(word.contains) else {
+                    throw Self.error(NSPersistentStoreOpenErrorCode, "NSSQLitePragmasOption: \"\(name)\" = \"\(text)\" is not a pragma name and a plain value.")
+                }
+                result[name.lowercased()] = text
+            }
+            return result
+        }
+    }
+
     public override func willRemove(from coordinator: AnyObject?) {
         connection = nil
     }
@@ -74,8 +97,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private func create(_ connection: SQLiteConnection) throws {
         // Page size and auto-vacuum must be set before the first table; WAL is Core Data's default.
         try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = INCREMENTAL")
-        let journal = (options?["NSSQLitePragmasOption"] as? [String: Any])?["journal_mode"] as? String ?? "WAL"
-        try connection.execute("PRAGMA journal_mode = \(journal == "DELETE" ? "DELETE" : "WAL")")
+        if try pragmas["journal_mode"] == nil { try connection.execute("PRAGMA journal_mode = WAL") }
         let numbers = StoreSchema.defaultEntityNumbers(entities)
         let schema = try StoreSchema(entities: entities, numbers: numbers)
         var metadata = freshMetadata()

@@ -19,6 +19,9 @@ let NSPersistentStoreIncompatibleVersionHashErrorCode = 134100
 /// Option: seconds an SQLite store waits for a database another connection has locked (5 by default).
 public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
 
+/// Option: SQLite pragmas to apply when the store opens, as `[name: value]`.
+public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
+
 /// The userInfo key under which Core Data reports SQLite's result code.
 public let NSSQLiteErrorDomain = "NSSQLiteErrorDomain"
 

@@ -90,4 +90,22 @@ import class OCDPredicate.NSSortDescriptor
         #expect(plist?["NSStoreUUID"] == nil, "the UUID lives in Z_UUID")
         #expect(metadata[0]["Z_UUID"] as? String == stack.store.identifier)
     }
+
+    @Test func pragmasFromTheOptionsAreApplied() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stack = try SQLiteStack(model: TestModel.make(), url: url, options: [NSSQLitePragmasOption: ["journal_mode": "DELETE", "synchronous": "OFF"]])
+        try withExtendedLifetime(stack.context) {
+            stack.insert("Company", ["name": "Acme"])
+            try stack.context.save()
+        }
+        #expect(try RawSQL.rows(url, "PRAGMA journal_mode").first?["journal_mode"] as? String == "delete")
+        #expect(!FileManager.default.fileExists(atPath: url.path + "-wal"))
+        // A pragma cannot take a bound argument: anything but plain words is refused, not run.
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        #expect {
+            try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: folder.file("Other.sqlite"),
+                                               options: [NSSQLitePragmasOption: ["synchronous": "OFF; DROP TABLE Z_METADATA"]])
+        } throws: { ($0 as NSError).code == 134080 }
+    }
 }
