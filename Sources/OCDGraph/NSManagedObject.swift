@@ -78,7 +78,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Creates an object of `entity` and, if `context` is given, inserts it there (which calls
     /// `awakeFromInsert()`). The model's default values are set first.
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
-        if entity.isAbstract {
+        if entity.isAbstract && !FaultCreation.isCreatingFault {
             fatalError("Cannot create an instance of the abstract entity \(entity.name ?? "?").")
         }
         self.entity = entity
@@ -329,7 +329,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Turns the object back into a fault: its values are dropped and read again on next access.
     func turnIntoFault() {
-        guard !status.contains(.fault) else { return }
+        // A fault's cached row would be as stale as the values a realized object drops.
+        guard !status.contains(.fault) else {
+            cachedRow = nil
+            faultBatch = nil
+            return
+        }
         willTurnIntoFault()
         status.insert(.transitioning)
         for index in slots.indices { slots[index] = nil }

@@ -89,7 +89,7 @@ extension NSManagedObjectContext {
         if !pending && (request.fetchBatchSize > 0 || !request.includesPropertyValues) && request.returnsObjectsAsFaults {
             // Batch faulting: IDs now, rows when a fault of a batch fires (one query per batch).
             let ids = try coordinator.executeFetchObjectIDs(plan(for: request, entity: entity, pushLimits: true))
-            objects = faults(for: ids, batchSize: request.fetchBatchSize > 0 ? request.fetchBatchSize : FaultBatch.defaultSize)
+            objects = faults(for: ids, batchSize: request.fetchBatchSize > 0 ? request.fetchBatchSize : FaultBatch.defaultSize, refetched: true)
         } else {
             let rows = try coordinator.executeFetch(plan(for: request, entity: entity, pushLimits: !pending))
             objects = rows.map { materialize($0, request) }

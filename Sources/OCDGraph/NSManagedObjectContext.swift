@@ -232,7 +232,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         let object = registry[objectID] ?? NSManagedObject.makeFault(for: objectID, row: row, in: self)
         registry[objectID] = object
-        if object.cachedRow == nil { object.cachedRow = row }
+        // The row just read is the newest: an older cached one must not win.
+        if row.version >= (object.cachedRow?.version ?? -1) { object.cachedRow = row }
         object.fireFault()
         return object
     }
@@ -565,10 +566,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// The objects for `ids`; those that are new faults share one batch, so that touching one reads the
     /// rows of its batch neighbours in the same store query.
-    func faults(for ids: [NSManagedObjectID], batchSize: Int = FaultBatch.defaultSize) -> [NSManagedObject] {
+    func faults(for ids: [NSManagedObjectID], batchSize: Int = FaultBatch.defaultSize, refetched: Bool = false) -> [NSManagedObject] {
         let batch = ids.count > 1 ? FaultBatch(ids, size: batchSize) : nil
         return ids.map { id in
             let object = self.object(with: id)
+            // A refetch must not be answered from a row read before it: the fault reads its batch again.
+            if refetched, object.isFault { object.cachedRow = nil }
             if let batch, object.isFault, object.cachedRow == nil { object.faultBatch = batch }
             return object
         }

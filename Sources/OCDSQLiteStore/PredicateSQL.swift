@@ -334,17 +334,19 @@ final class PredicateSQL {
             return try sql(left) + symbols[op]! + (try sql(right))
         case .between:
             guard case .list(let bounds) = right, bounds.count == 2 else { throw unsupported(comparison.predicateFormat) }
-            let value = try sql(left)
+            // A side used twice is translated twice: a bound constant needs one argument per placeholder.
             if folded {
-                return "(\(generic(.greaterThanOrEqualTo, value, try sql(.constant(bounds[0])))) = 1 AND \(generic(.lessThanOrEqualTo, value, try sql(.constant(bounds[1])))) = 1)"
+                let low = generic(.greaterThanOrEqualTo, try sql(left), try sql(.constant(bounds[0])))
+                let high = generic(.lessThanOrEqualTo, try sql(left), try sql(.constant(bounds[1])))
+                return "(\(low) = 1 AND \(high) = 1)"
             }
+            let value = try sql(left)
             return "\(value) BETWEEN \(try sql(.constant(bounds[0]))) AND \(try sql(.constant(bounds[1])))"
         case .in:
             if case .list(let elements) = right {
                 if elements.isEmpty { return "0" }
                 if folded {
-                    let value = try sql(left)
-                    return "(" + (try elements.map { generic(.equalTo, value, try sql(.constant($0))) + " = 1" }).joined(separator: " OR ") + ")"
+                    return "(" + (try elements.map { generic(.equalTo, try sql(left), try sql(.constant($0))) + " = 1" }).joined(separator: " OR ") + ")"
                 }
                 return try sql(left) + " IN (" + (try elements.map { try sql(.constant($0)) }).joined(separator: ", ") + ")"
             }
@@ -354,8 +356,7 @@ final class PredicateSQL {
             if case .list(let elements) = left {
                 if elements.isEmpty { return "0" }
                 if folded {
-                    let value = try sql(right)
-                    return "(" + (try elements.map { generic(.equalTo, try sql(.constant($0)), value) + " = 1" }).joined(separator: " OR ") + ")"
+                    return "(" + (try elements.map { generic(.equalTo, try sql(.constant($0)), try sql(right)) + " = 1" }).joined(separator: " OR ") + ")"
                 }
                 return try sql(right) + " IN (" + (try elements.map { try sql(.constant($0)) }).joined(separator: ", ") + ")"
             }

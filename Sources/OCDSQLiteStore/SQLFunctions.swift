@@ -68,7 +68,8 @@ private final class ComparisonCache: @unchecked Sendable {
 
     func evaluate(_ type: NSComparisonPredicate.Operator, _ options: NSComparisonPredicate.Options, _ left: Any?, _ right: Any?) -> Bool {
         // The value's type is part of the key: the number 1 and the string "1" compare differently.
-        let key = "\(type.rawValue)|\(options.rawValue)|\(right.map { "\(Swift.type(of: $0)):\($0)" } ?? "<nil>")"
+        let text = (right as? Data).map { $0.base64EncodedString() } ?? right.map { "\($0)" } ?? "<nil>"
+        let key = "\(type.rawValue)|\(options.rawValue)|\(right.map { "\(Swift.type(of: $0))" } ?? "")|\(text)"
         lock.lock()
         var predicate = predicates[key]
         if predicate == nil {

@@ -51,6 +51,7 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
     private var cache: [String: Statement] = [:]
+    private static let cacheLimit = 256
     /// Counts and records executed statements when set (tests and benchmarks).
     var log: SQLStatementLog?
 
@@ -94,6 +95,13 @@ final class SQLiteConnection {
         if let cached = cache[sql] {
             cached.reset()
             return cached
+        }
+        // Statements whose text varies (IN lists, predicates) must not accumulate without bound.
+        if cache.count >= Self.cacheLimit {
+            for (text, statement) in cache where sqlite3_stmt_busy(statement.handle) == 0 {
+                sqlite3_finalize(statement.handle)
+                cache[text] = nil
+            }
         }
         var raw: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
@@ -174,7 +182,9 @@ enum SQLValue: Equatable {
         switch sqlite3_value_type(value) {
         case SQLITE_INTEGER: self = .integer(sqlite3_value_int64(value))
         case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
-        case SQLITE_TEXT: self = .text(String(cString: sqlite3_value_text(value)))
+        case SQLITE_TEXT:
+            let bytes = UnsafeBufferPointer(start: sqlite3_value_text(value), count: Int(sqlite3_value_bytes(value)))
+            self = .text(String(decoding: bytes, as: UTF8.self))
         case SQLITE_BLOB:
             let count = Int(sqlite3_value_bytes(value))
             if count == 0 { self = .blob(Data()) } else { self = .blob(Data(bytes: sqlite3_value_blob(value)!, count: count)) }
@@ -224,7 +234,10 @@ final class Statement {
         case .null: rc = sqlite3_bind_null(handle, index)
         case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
         case .real(let v): rc = sqlite3_bind_double(handle, index, v)
-        case .text(let v): rc = sqlite3_bind_text(handle, index, v, -1, SQLITE_TRANSIENT)
+        case .text(let v):
+            // By byte count, not NUL-terminated: a string may contain U+0000.
+            var text = v
+            rc = text.withUTF8 { sqlite3_bind_text(handle, index, $0.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, Int32($0.count), SQLITE_TRANSIENT) }
         case .blob(let v):
             rc = v.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), SQLITE_TRANSIENT) }
         }
@@ -256,7 +269,7 @@ final class Statement {
     }
     func text(_ column: Int32) -> String {
         guard let pointer = sqlite3_column_text(handle, column) else { return "" }
-        return String(cString: pointer)
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
     }
     func blob(_ column: Int32) -> Data {
         let count = Int(sqlite3_column_bytes(handle, column))

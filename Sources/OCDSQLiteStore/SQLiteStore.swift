@@ -233,6 +233,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw error(NSFileReadNoSuchFileErrorCode, "The file \(url.lastPathComponent) couldn't be opened because there is no such file.", path: url.path)
         }
+        try checkWriteAheadLog(url.path)
         do {
             let connection = try SQLiteConnection(path: url.path, readOnly: false, create: false)
             let current = try readMetadata(connection)
@@ -379,33 +380,45 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var byKey: [Int64: NSManagedObjectID] = [:]
         for id in objectIDs { if let pk = primaryKey(of: id) { byKey[pk] = id } }
         guard !byKey.isEmpty else { return [:] }
-        let keys = Array(byKey.keys)
+        var result: [NSManagedObjectID: [NSManagedObjectID]] = [:]
+        for id in byKey.values { result[id] = [] }
+        // Chunks of 500 keys: SQLite limits the variables of one statement.
+        let allKeys = Array(byKey.keys)
+        for start in stride(from: 0, to: allKeys.count, by: 500) {
+            let keys = Array(allKeys[start..<min(start + 500, allKeys.count)])
+            try loadRelationship(mapping, slot, keys, byKey, schema, connection, into: &result)
+        }
+        return result
+    }
+
+    private func loadRelationship(_ mapping: EntityMapping, _ slot: Int, _ keys: [Int64], _ byKey: [Int64: NSManagedObjectID],
+                                  _ schema: StoreSchema, _ connection: SQLiteConnection,
+                                  into result: inout [NSManagedObjectID: [NSManagedObjectID]]) throws {
         let placeholders = keys.count == 1 ? "= ?" : "IN (\(Array(repeating: "?", count: keys.count).joined(separator: ",")))"
         let sql: String
         switch mapping.storage[slot] {
         case .toManyByInverse(let relationship, let inverseColumn, let orderColumn):
-            guard let destination = relationship.destinationEntity.flatMap(schema.mapping(for:)) else { return [:] }
+            guard let destination = relationship.destinationEntity.flatMap(schema.mapping(for:)) else { return }
             let order = orderColumn.map { "t0.\($0), t0.Z_PK" } ?? "t0.Z_PK"
             sql = "SELECT t0.\(inverseColumn), t0.Z_PK, t0.Z_ENT FROM \(destination.table.name) t0 WHERE t0.\(inverseColumn) \(placeholders) AND t0.Z_ENT IN (\(destination.numbersWithSubentities.map(String.init).joined(separator: ","))) ORDER BY \(order)"
         case .toManyByJoin(let relationship, let table, let forward):
-            guard let destination = relationship.destinationEntity.flatMap(schema.mapping(for:)) else { return [:] }
+            guard let destination = relationship.destinationEntity.flatMap(schema.mapping(for:)) else { return }
             let mine = forward ? table.sourceColumn : table.destinationColumn
             let theirs = forward ? table.destinationColumn : table.sourceColumn
             let orderColumn = forward ? table.sourceOrderColumn : table.destinationOrderColumn
             let order = (relationship.isOrdered ? orderColumn.map { "j.\($0), " } ?? "" : "") + "d.Z_PK"
             sql = "SELECT j.\(mine), d.Z_PK, d.Z_ENT FROM \(table.name) j JOIN \(destination.table.name) d ON d.Z_PK = j.\(theirs) WHERE j.\(mine) \(placeholders) ORDER BY \(order)"
         default:
-            return [:]
+            return
         }
-        var result: [NSManagedObjectID: [NSManagedObjectID]] = [:]
-        for id in byKey.values { result[id] = [] }
+        var loaded: [NSManagedObjectID: [NSManagedObjectID]] = [:]
         try wrap {
             _ = try connection.query(sql, keys.map { .integer($0) }) { statement -> Void in
                 guard let owner = byKey[statement.int64(0)], let entity = schema.byNumber[Int(statement.int64(2))]?.entity else { return }
-                result[owner, default: []].append(self.objectID(for: entity, primaryKey: statement.int64(1)))
+                loaded[owner, default: []].append(self.objectID(for: entity, primaryKey: statement.int64(1)))
             }
         }
-        return result
+        result.merge(loaded) { _, new in new }
     }
 
     public override func newObjectIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
@@ -465,7 +478,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             switch mapping.storage[slot] {
             case .attribute(let column, let attribute):
                 terms.append("t0.\(column) = ?")
-                arguments.append(try ValueCoding.encode(value, attribute))
+                arguments.append(try wrap { try ValueCoding.encode(value, attribute) })
             case .toOne(let column, _, _):
                 guard let id = value as? NSManagedObjectID, let pk = primaryKey(of: id) else { return [] }
                 terms.append("t0.\(column) = ?")
@@ -515,6 +528,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         let (connection, schema) = try ready()
         var result: [NSManagedObjectID: StoreRow] = [:]
+        var metadataToRecord: [String: Any]?
         do {
             try wrap { try connection.transaction {
                 var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
@@ -524,10 +538,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     if connection.changes == 0 { conflicts.append((id, version, nil)); continue }
                     try deleteJoinRows(of: pk, mapping, connection)
                 }
-                for row in request.inserted {
-                    let written = try insert(row, connection, schema)
-                    result[row.objectID] = written
-                }
+                // Updates before inserts: a unique value an update frees can be taken by an insert.
                 for (row, version) in request.updated {
                     if let written = try update(row, expectedVersion: version, connection, schema) {
                         result[row.objectID] = written
@@ -535,13 +546,19 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                         conflicts.append((row.objectID, version, nil))
                     }
                 }
+                for row in request.inserted {
+                    let written = try insert(row, connection, schema)
+                    result[row.objectID] = written
+                }
                 if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
                 for row in request.inserted { try writeToMany(row, inserted: true, connection, schema) }
                 for (row, _) in request.updated { try writeToMany(row, inserted: false, connection, schema) }
                 if let metadata, !(writtenMetadata?.isEqual(to: metadata) ?? false) {
-                    try writeMetadata(metadata, connection)
+                    try Self.writeMetadata(metadata, connection)
+                    metadataToRecord = metadata
                 }
             } }
+            if let metadataToRecord { writtenMetadata = NSDictionary(dictionary: metadataToRecord) }
         } catch StoreError.conflicts(let conflicts) {
             // Another connection changed the rows between checkSave and the write: nothing was written.
             throw StoreError.conflicts(try withStoredRows(conflicts))
@@ -578,6 +595,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         for slot in mapping.selectedSlots {
             switch mapping.storage[slot] {
             case .attribute(let column, let attribute):
+                // A derived attribute's column is kept by the store's triggers (Apple's stores), not written.
+                if attribute is NSDerivedAttributeDescription { continue }
                 guard existing.isEmpty || existing.contains(column) else { continue }
                 columns.append(column)
                 values.append(try ValueCoding.encode(row.values[slot], attribute))

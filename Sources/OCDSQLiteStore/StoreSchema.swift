@@ -130,6 +130,18 @@ final class StoreSchema {
             while let parent = current.superentity, names.contains(parent.name ?? "") { current = parent }
             return current
         }
+        // Table and column names are made from these names and cannot be bound: only plain identifiers
+        // (what Xcode's model editor allows) may reach SQL text.
+        for entity in entities {
+            guard Self.isIdentifier(entity.name ?? "") else {
+                throw StoreError.invalidStore("The entity name \"\(entity.name ?? "")\" cannot name an SQLite table: use letters, digits and underscores, starting with a letter.")
+            }
+            for property in entity.properties where !property.isTransient && (property is NSAttributeDescription || property is NSRelationshipDescription) {
+                guard Self.isIdentifier(property.name) else {
+                    throw StoreError.invalidStore("The property name \"\(property.name)\" of \(entity.name ?? "") cannot name an SQLite column: use letters, digits and underscores, starting with a letter.")
+                }
+            }
+        }
         var tables: [String: RootTable] = [:]
         for entity in entities.sorted(by: { (numbers[$0.name ?? ""] ?? 0) < (numbers[$1.name ?? ""] ?? 0) }) {
             guard let number = numbers[entity.name ?? ""] else {
@@ -165,13 +177,11 @@ final class StoreSchema {
             var used = taken[table.name, default: [:]]
             var candidate = base
             var suffix = 0
+            // Same-named properties of one hierarchy: the first entity by number keeps the bare name (spec §2;
+            // Apple's choice is not derivable from the model, so this is unverified where two exist).
             while let holder = used[candidate], holder != owner {
                 suffix += 1
                 candidate = base + String(suffix)
-            }
-            // An existing store decides: keep the candidate only if the table has it.
-            if !table.existingColumns.isEmpty, !table.existingColumns.contains(candidate), table.existingColumns.contains(base), used[base] == nil {
-                candidate = base
             }
             used[candidate] = owner
             taken[table.name] = used
@@ -298,6 +308,23 @@ final class StoreSchema {
             table.columns = columns.map { (name: $0.key, type: $0.value) }
                 .sorted { (rank[$0.type] ?? 4, $0.name) < (rank[$1.type] ?? 4, $1.name) }
         }
+        // An existing store must have every column the model maps: a missing one would read as nil and
+        // silently drop writes. (Hash-compatible models always have them; this catches damaged files.)
+        if introspection != nil {
+            for mapping in ordered {
+                for storage in mapping.storage {
+                    var needed: [String] = []
+                    switch storage {
+                    case .attribute(let column, _): needed = [column]
+                    case .toOne(let column, let entityColumn, _): needed = [column] + (entityColumn.map { [$0] } ?? [])
+                    default: break
+                    }
+                    for column in needed where !mapping.table.existingColumns.contains(column) {
+                        throw StoreError.invalidStore("The table \(mapping.table.name) has no column \(column) for the entity \(mapping.entity.name ?? "?"): the file does not match the model.")
+                    }
+                }
+            }
+        }
         // What a row read selects.
         for mapping in ordered {
             mapping.selectedSlots = mapping.layout.properties.indices.filter { slot in
@@ -312,6 +339,11 @@ final class StoreSchema {
     /// The entity that declares `property` (a subentity's layout includes inherited properties).
     private func declaringEntity(of property: NSPropertyDescription, from entity: NSEntityDescription) -> NSEntityDescription {
         property.entity ?? entity
+    }
+
+    static func isIdentifier(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_" else { return false }
+        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
     }
 
     private static func unique(_ base: String, _ used: inout Set<String>) -> String {

@@ -49,7 +49,7 @@ enum ValueCoding {
         case .decimalAttributeType:
             switch statement.value(column) {
             case .integer(let value): return Decimal(value)
-            case .real(let value): return Decimal(string: String(value)) ?? Decimal(value)
+            case .real(let value): return value.isFinite ? (Decimal(string: String(value)) ?? Decimal(value)) : Decimal.nan
             case .text(let text): return Decimal(string: text) ?? Decimal.nan
             default: return nil
             }
@@ -86,10 +86,18 @@ enum ValueCoding {
     private static func numeric(_ statement: Statement, _ column: Int32) -> Int64 {
         switch statement.value(column) {
         case .integer(let value): return value
-        case .real(let value): return Int64(value)
-        case .text(let text): return Int64(text) ?? Int64(Double(text) ?? 0)
+        case .real(let value): return clamped(value)
+        case .text(let text): return Int64(text) ?? clamped(Double(text) ?? 0)
         default: return 0
         }
+    }
+
+    /// A real read from an integer column, clamped: a damaged or foreign value must not trap.
+    private static func clamped(_ value: Double) -> Int64 {
+        if value.isNaN { return 0 }
+        if value >= 9.2e18 { return .max }
+        if value <= -9.2e18 { return .min }
+        return Int64(value)
     }
 
     /// A value as SQL compares it with the column of `attribute` (predicate arguments).
