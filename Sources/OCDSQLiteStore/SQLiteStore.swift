@@ -426,7 +426,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if isReadOnly { throw StoreError.invalidRequest("The store is read-only.") }
         let mapping = try self.mapping(entity)
         guard let root = schema.mapping(for: mapping.table.entity) else { return [] }
-        let first: Int64 = try wrap {
+        let first: Int64 = try wrap(writing: true) {
             try connection.transaction {
                 let current = try connection.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(root.number))]) { $0.int64(0) }.first
                 // Never below the table's largest key: a store written by other code may not keep Z_MAX.
@@ -530,7 +530,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var result: [NSManagedObjectID: StoreRow] = [:]
         var metadataToRecord: [String: Any]?
         do {
-            try wrap { try connection.transaction {
+            try wrap(writing: true) { try connection.transaction {
                 var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
                 for (id, version) in request.deleted {
                     guard let pk = primaryKey(of: id), let mapping = schema.mapping(for: id.entity) else { continue }
@@ -666,11 +666,13 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     // MARK: Errors
 
     /// Runs `body`, turning SQLite errors into Core Data errors.
-    private func wrap<T>(_ body: () throws -> T) throws -> T {
+    /// Runs `body`, turning SQLite errors into Core Data errors: a failed write is a save error (134030),
+    /// a failed read a Core Data error (134060), unless the cause has a code of its own.
+    private func wrap<T>(writing: Bool = false, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let failure as SQLiteError {
-            throw Self.error(failure)
+            throw Self.error(failure, writing: writing)
         } catch let failure as SQLiteStoreError {
             switch failure {
             case .unsupportedPredicate(let text): throw Self.error(NSCoreDataErrorCode, text, underlying: failure)

@@ -53,7 +53,7 @@ extension SQLiteStore {
     }
 
     /// A failure while reading or writing an open store.
-    static func error(_ failure: SQLiteError) -> NSError {
+    static func error(_ failure: SQLiteError, writing: Bool) -> NSError {
         switch failure.code {
         case SQLITE_NOTADB_CODE, SQLITE_CORRUPT_CODE:
             return error(NSFileReadCorruptFileErrorCode, "The store file is damaged: \(failure.message)", underlying: failure)
@@ -66,7 +66,7 @@ extension SQLiteStore {
         case SQLITE_CONSTRAINT_CODE:
             return error(NSPersistentStoreSaveErrorCode, "A uniqueness constraint failed: \(failure.message)", underlying: failure)
         default:
-            return error(NSPersistentStoreSaveErrorCode, "SQLite error: \(failure.message)", underlying: failure)
+            return error(writing ? NSPersistentStoreSaveErrorCode : NSCoreDataErrorCode, "SQLite error: \(failure.message)", underlying: failure)
         }
     }
 }

@@ -20,7 +20,7 @@ import Testing
     private func bytes(_ url: URL) -> Data? { FileManager.default.contents(atPath: url.path) }
 
     /// A valid store with a few objects, closed.
-    private func validStore(_ folder: TemporaryFolder, journal: String = "WAL") throws -> URL {
+    func validStore(_ folder: TemporaryFolder, journal: String = "WAL") throws -> URL {
         let url = folder.file()
         let stack = try SQLiteStack(model: TestModel.make(), url: url, options: ["NSSQLitePragmasOption": ["journal_mode": journal]])
         try withExtendedLifetime(stack.context) {
@@ -124,6 +124,24 @@ import Testing
         #expect(error.localizedDescription.contains("-wal file is missing"))
         #expect(bytes(copy) == before)
         #expect(!FileManager.default.fileExists(atPath: copy.path + "-wal"))
+    }
+}
+
+extension BadFileTests {
+    @Test func aReadThatSQLiteRefusesIsACoreDataErrorNotASaveError() throws {
+        let folder = TemporaryFolder()
+        let url = try validStore(folder)
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        try withExtendedLifetime(stack.context) {
+            // Another program damages the schema under the open store.
+            try RawSQL.Connection(url).execute("DROP TABLE ZPROJECT")
+            #expect {
+                _ = try stack.fetch("Project")
+            } throws: { error in
+                let error = error as NSError
+                return error.domain == NSCocoaErrorDomain && error.code == 134060 && error.userInfo["NSSQLiteErrorDomain"] as? Int == 1
+            }
+        }
     }
 }
 
