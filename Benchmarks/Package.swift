@@ -13,13 +13,24 @@ let package = Package(
     name: "OpenCoreDataBenchmarks",
     dependencies: [
         .package(name: "OpenCoreData", path: ".."),
+        // The third side of the store workloads (issue 6): GRDB's fastest API and its record API.
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         .executableTarget(
             name: "OCDBenchmarks",
             dependencies: [
                 .product(name: "OpenCoreDataRuntime", package: "OpenCoreData"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                "CSQLiteTwin",
             ]
+        ),
+        // The raw-SQLite twin of the store workloads: plain C on the system SQLite, prepared statements,
+        // the same schema (read from a store OpenCoreData created) and the same pragmas.
+        .target(
+            name: "CSQLiteTwin",
+            cSettings: [.unsafeFlags(["-O2"])],
+            linkerSettings: [.linkedLibrary("sqlite3")]
         ),
     ],
     swiftLanguageModes: [.v6]
