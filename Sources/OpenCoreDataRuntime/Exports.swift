@@ -13,8 +13,7 @@
 @_exported import OCDGraph
 // Linked so that the coordinator finds NSInMemoryStoreType and NSSQLiteStoreType by name (decision D16).
 import OCDInMemoryStore
-@_exported import class OCDSQLiteStore.SQLiteStore
-@_exported import class OCDSQLiteStore.SQLStatementLog
+@_exported import OCDSQLiteStore
 
 @_exported import class OCDPredicate.NSPredicate
 @_exported import class OCDPredicate.NSComparisonPredicate

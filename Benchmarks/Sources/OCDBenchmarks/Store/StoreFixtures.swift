@@ -210,9 +210,7 @@ final class OCDStack {
 
     init(model: NSManagedObjectModel, url: URL, synchronous: String) throws {
         coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        // `NSSQLitePragmasOption`'s value: OpenCoreDataRuntime does not re-export the constant (OCDSQLiteStore's
-        // StoreErrors.swift declares it), so its string is spelled here.
-        let options: [AnyHashable: Any] = ["NSSQLitePragmasOption": ["journal_mode": "WAL", "synchronous": synchronous]]
+        let options: [AnyHashable: Any] = [NSSQLitePragmasOption: ["journal_mode": "WAL", "synchronous": synchronous]]
         store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options) as! SQLiteStore
         context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
