@@ -181,7 +181,7 @@ extension NSManagedObject {
     func noteWillAccess(_ key: String?) {
         if NSManagedObjectContext.concurrencyDebugEnabled { managedObjectContext?.assertQueue("access to \(key ?? "a fault") of \(objectID)") }
         fireFault()
-        if let key, layout.slotByName[key] != nil { observationRegistrar.access(self, keyPath: \NSManagedObject.[observationKey: key]) }
+        if let key, layout.slotByName[key] != nil { observationRegistrar.access(self, keyPath: ObservationKeyPaths.path(for: key)) }
     }
 
 
@@ -254,7 +254,7 @@ extension NSManagedObject {
         if recordsEventValue {
             eventOldValues[key] = change.oldValue ?? NSNull()
         }
-        registrar?.willSet(self, keyPath: \NSManagedObject.[observationKey: key])
+        registrar?.willSet(self, keyPath: ObservationKeyPaths.path(for: key))
         if !observers.isEmpty {
             let (old, _) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
             notifyObservers(key, kind: kind, old: old, new: nil, isPrior: true)
@@ -285,7 +285,7 @@ extension NSManagedObject {
         if !status.contains(.awakingFromFetch) {
             managedObjectContext?.objectDidChange(self, property: property)
         }
-        registrar?.didSet(self, keyPath: \NSManagedObject.[observationKey: key])
+        registrar?.didSet(self, keyPath: ObservationKeyPaths.path(for: key))
         if !observers.isEmpty {
             let (old, new) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
             notifyObservers(key, kind: kind, old: old, new: new, isPrior: false)
@@ -470,4 +470,20 @@ enum AttributeValues {
 protocol AnyOptionalValue { var wrappedValue: Any? { get } }
 extension Optional: AnyOptionalValue {
     var wrappedValue: Any? { self.map { $0 as Any } }
+}
+
+/// The observation key path of each property name, made once: instantiating a key path with a subscript
+/// argument costs microseconds, and every property read reports one to Swift Observation.
+enum ObservationKeyPaths {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var paths: [String: KeyPath<NSManagedObject, Int>] = [:]
+
+    static func path(for key: String) -> KeyPath<NSManagedObject, Int> {
+        lock.lock()
+        defer { lock.unlock() }
+        if let path = paths[key] { return path }
+        let path = \NSManagedObject.[observationKey: key]
+        paths[key] = path
+        return path
+    }
 }
