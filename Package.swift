@@ -67,14 +67,14 @@ let package = Package(
         ),
         .executableTarget(name: "cdtool", dependencies: ["CDToolKit"]),
         // The kill test's writer: saves to an SQLite store in a loop until a test kills it.
-        .executableTarget(name: "ocd-kill-writer", dependencies: ["OCDGraph", "OCDSQLiteStore", "OCDModel", "OCDStore", "OCDPredicate"]),
+        .executableTarget(name: "ocd-kill-writer", dependencies: ["OCDGraph", "OCDSQLiteStore", "OCDModel", "OCDStore", "OCDPredicate", "OCDTestSupport"]),
         // The README's demo: a small program on the whole stack (`swift run ocd-demo`).
         .executableTarget(name: "ocd-demo", dependencies: ["OpenCoreData"]),
 
         // The system SQLite: the SQLite store's engine; tests also read fixture stores with it directly.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Test helpers: the shared fixtures (real models and stores from Apple platforms).
-        .target(name: "OCDTestSupport", dependencies: ["CSQLite"]),
+        .target(name: "OCDTestSupport", dependencies: ["CSQLite", "OCDModel"]),
 
         .testTarget(name: "OCDPredicateTests", dependencies: ["OCDPredicate", "CDToolKit"]),
         .testTarget(name: "OCDModelTests", dependencies: ["OCDModel", "OCDTestSupport"]),

@@ -9,15 +9,8 @@ import OCDGraph
 import OCDModel
 import OCDSQLiteStore
 import OCDStore
+import OCDTestSupport
 import class OCDPredicate.NSPredicate
-
-func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
-    let attribute = NSAttributeDescription()
-    attribute.name = name
-    attribute.attributeType = type
-    attribute.isOptional = true
-    return attribute
-}
 
 /// Writes a line to standard output at once (the test reads it while the process runs).
 func say(_ line: String) {
@@ -31,16 +24,7 @@ guard arguments.count >= 2 else {
 }
 let batchSize = arguments.count > 2 ? Int(arguments[2]) ?? 50 : 50
 
-let item = NSEntityDescription()
-item.name = "Item"
-item.managedObjectClassName = "NSManagedObject"
-item.properties = [attribute("batch", .integer64AttributeType), attribute("index", .integer64AttributeType), attribute("payload", .stringAttributeType)]
-let ledger = NSEntityDescription()
-ledger.name = "Ledger"
-ledger.managedObjectClassName = "NSManagedObject"
-ledger.properties = [attribute("total", .integer64AttributeType), attribute("saves", .integer64AttributeType)]
-let model = NSManagedObjectModel()
-model.entities = [item, ledger]
+let model = LedgerModel.make()
 
 let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
 do {

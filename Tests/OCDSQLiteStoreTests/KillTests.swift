@@ -1,4 +1,7 @@
 import Foundation
+import OCDGraph
+import OCDSQLiteStore
+import OCDStore
 import Testing
 
 /// Saving is one transaction: a process killed while it saves in a loop leaves a consistent store that
@@ -67,6 +70,67 @@ import Testing
             let zmax = try RawSQL.rows(store, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Item'").first?["Z_MAX"] as? Int64 ?? -1
             #expect(zmax >= maxKey, "Z_MAX never falls behind the keys in use")
             totalSaves = Int(saves)
+        }
+    }
+
+    /// Runs the writer on `store` until it has reported `saves` saves, then kills it.
+    private func runWriter(_ writer: URL, _ store: URL, saves: Int) throws -> String {
+        let process = Process()
+        process.executableURL = writer
+        process.arguments = [store.path, "5"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+            if text.components(separatedBy: "saved ").count - 1 >= saves { break }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return text
+    }
+
+    @Test func anObjectChangedByAnotherProcessIsAMergeConflict() throws {
+        let writer = try #require(Self.writer, "ocd-kill-writer is built with the tests (swift build --build-tests)")
+        let folder = TemporaryFolder()
+        let store = folder.file("Shared.sqlite")
+        let model = LedgerModel.make()
+        // This process creates the ledger and keeps it in a context.
+        let stack = try SQLiteStack(model: model, url: store)
+        try withExtendedLifetime(stack.context) {
+            stack.insert("Ledger", ["total": 0, "saves": 0])
+            try stack.context.save()
+            let ledger = try #require(try stack.fetch("Ledger").first)
+            #expect(ledger.value(forKey: "total") as? Int == 0)
+
+            // Another process saves to the same ledger.
+            let text = try runWriter(writer, store, saves: 2)
+            #expect(text.contains("saved 2"), "\(text)")
+            let storedTotal = try RawSQL.rows(store, "SELECT ZTOTAL, Z_OPT FROM ZLEDGER").first
+
+            // Our change is now against a stale version: a merge conflict, and nothing written.
+            ledger.setValue(1_000, forKey: "total")
+            #expect {
+                try stack.context.save()
+            } throws: { error in
+                let error = error as NSError
+                let conflicts = error.userInfo["conflictList"] as? [NSMergeConflict]
+                return error.code == 133020 && conflicts?.first?.sourceObject === ledger
+                    && (conflicts?.first?.newVersionNumber ?? 0) > (conflicts?.first?.oldVersionNumber ?? 0)
+            }
+            let after = try RawSQL.rows(store, "SELECT ZTOTAL, Z_OPT FROM ZLEDGER").first
+            #expect(after?["ZTOTAL"] as? Int64 == storedTotal?["ZTOTAL"] as? Int64)
+            #expect(after?["Z_OPT"] as? Int64 == storedTotal?["Z_OPT"] as? Int64)
+
+            // With the object-trump policy the same save goes through: our changed total wins over the other process's.
+            stack.context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+            try stack.context.save()
+            #expect(try RawSQL.rows(store, "SELECT ZTOTAL FROM ZLEDGER").first?["ZTOTAL"] as? Int64 == 1_000)
         }
     }
 }
