@@ -33,9 +33,11 @@ final class TypedEmployee: NSManagedObject {
 }
 
 private func typedStack() throws -> TestStack {
-    NSManagedObjectModel.registerManagedObjectClass(TypedEmployee.self, forName: "TypedEmployee")
+    // Module-qualified: this file is also compiled into the SQLite conformance module, in the same process.
+    let className = String(reflecting: TypedEmployee.self)
+    NSManagedObjectModel.registerManagedObjectClass(TypedEmployee.self, forName: className)
     let model = TestModel.make()
-    model.entitiesByName["Employee"]!.managedObjectClassName = "TypedEmployee"
+    model.entitiesByName["Employee"]!.managedObjectClassName = className
     return try TestStack(model: model)
 }
 

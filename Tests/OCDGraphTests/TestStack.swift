@@ -190,7 +190,7 @@ extension TestModel {
     static func hooked(_ customize: ([String: NSEntityDescription], NSManagedObjectModel) -> Void = { _, _ in }) -> NSManagedObjectModel {
         HookedEmployee.register()
         return make { entities, model in
-            entities["Employee"]!.managedObjectClassName = "HookedEmployee"
+            entities["Employee"]!.managedObjectClassName = HookedEmployee.className
             customize(entities, model)
         }
     }
@@ -258,8 +258,12 @@ final class HookedEmployee: NSManagedObject, @unchecked Sendable {
     /// The log of the context the object was in when a hook last ran.
     private var log: HookLog?
 
+    /// Module-qualified, because this file is compiled into two test modules that share one process
+    /// (and one class registry): the in-memory suite and the SQLite conformance suite.
+    static let className = String(reflecting: HookedEmployee.self)
+
     static func register() {
-        NSManagedObjectModel.registerManagedObjectClass(HookedEmployee.self, forName: "HookedEmployee")
+        NSManagedObjectModel.registerManagedObjectClass(HookedEmployee.self, forName: className)
     }
 
     func count(_ hook: String) -> Int { calls[hook] ?? 0 }
