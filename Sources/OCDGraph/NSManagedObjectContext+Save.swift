@@ -114,9 +114,10 @@ extension NSManagedObjectContext {
             guard let store else {
                 throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "An object has no persistent store."])
             }
-            var entry = requests[ObjectIdentifier(store)] ?? (store, StoreSaveRequest())
-            change(&entry.request)
-            requests[ObjectIdentifier(store)] = entry
+            // Mutated in place: a copy taken out of the dictionary would copy its arrays on every append.
+            let key = ObjectIdentifier(store)
+            if requests[key] == nil { requests[key] = (store, StoreSaveRequest()) }
+            change(&requests[key]!.request)
         }
         var sent: [ObjectIdentifier: StoreRow] = [:]
         for object in insertedNow {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import OCDModel
 import OCDPredicate
 
@@ -32,7 +33,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
 
     package init(temporaryFor entity: NSEntityDescription) {
         self.entity = entity
-        self.key = .temporary(UUID())
+        self.key = .temporary(TemporaryKeys.next())
         self.store = nil
         self.storeIdentifier = nil
     }
@@ -83,6 +84,24 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
 
     public override var description: String {
         "\(uriRepresentation().absoluteString)"
+    }
+}
+
+/// Unique keys for temporary IDs: one random UUID per process with a counter folded into its last
+/// eight bytes. `UUID()` reads the system's random source on every call, which cost more than the rest of
+/// creating an object.
+enum TemporaryKeys {
+    private static let base = UUID().uuid
+    private static let counter = Atomic<UInt64>(0)
+
+    static func next() -> UUID {
+        let n = counter.add(1, ordering: .relaxed).newValue
+        var bytes = base
+        withUnsafeMutableBytes(of: &bytes) { raw in
+            let low = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(of: low ^ n.bigEndian, toByteOffset: 8, as: UInt64.self)
+        }
+        return UUID(uuid: bytes)
     }
 }
 

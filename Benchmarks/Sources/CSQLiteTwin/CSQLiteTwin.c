@@ -425,3 +425,322 @@ int64_t twin_allocated_bytes(void) {
     struct mallinfo2 info = mallinfo2();
     return (int64_t)(info.uordblks + info.hblkhd);
 }
+
+// MARK: Graph: Author 1-N Book N-M Tag (ZAUTHOR, ZBOOK with ZAUTHOR, ZTAG, and Core Data's join table).
+
+typedef struct {
+    int64_t author_entity, book_entity, tag_entity;
+    char join_table[64], join_book[64], join_tag[64];
+} graph_names;
+
+/// Entity numbers from Z_PRIMARYKEY; the join table and its two columns from the schema (the one ending
+/// in BOOKS holds the book's key), so the twin never guesses Core Data's numbering.
+static int graph_discover(twin *t, graph_names *g) {
+    g->author_entity = twin_entity_number(t, "Author");
+    g->book_entity = twin_entity_number(t, "Book");
+    g->tag_entity = twin_entity_number(t, "Tag");
+    if (g->author_entity < 0 || g->book_entity < 0 || g->tag_entity < 0) { snprintf(t->error, sizeof t->error, "no graph entities"); return 0; }
+    sqlite3_stmt *s = prepare(t, "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'Z_[0-9]*TAGS'");
+    if (!s) return 0;
+    int found = sqlite3_step(s) == SQLITE_ROW;
+    if (found) snprintf(g->join_table, sizeof g->join_table, "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    if (!found) { snprintf(t->error, sizeof t->error, "no join table"); return 0; }
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT name FROM pragma_table_info('%s')", g->join_table);
+    s = prepare(t, sql);
+    if (!s) return 0;
+    g->join_book[0] = g->join_tag[0] = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(s, 0);
+        size_t length = strlen(name);
+        if (length > 5 && strcmp(name + length - 5, "BOOKS") == 0) snprintf(g->join_book, sizeof g->join_book, "%s", name);
+        else if (length > 4 && strcmp(name + length - 4, "TAGS") == 0) snprintf(g->join_tag, sizeof g->join_tag, "%s", name);
+    }
+    sqlite3_finalize(s);
+    if (!g->join_book[0] || !g->join_tag[0]) { snprintf(t->error, sizeof t->error, "join table columns not found"); return 0; }
+    return 1;
+}
+
+twin_outcome twin_insert_graph(twin *t, int64_t authors, int64_t books_per_author, int64_t tags) {
+    graph_names g;
+    if (!graph_discover(t, &g)) return failed;
+    if (!exec(t, "BEGIN IMMEDIATE")) return failed;
+    char sql[256];
+    sqlite3_stmt *author = prepare(t, "INSERT INTO ZAUTHOR (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, ?, 1, ?)");
+    sqlite3_stmt *book = prepare(t, "INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZAUTHOR, ZTITLE, ZYEAR) VALUES (?, ?, 1, ?, ?, ?)");
+    sqlite3_stmt *tag = prepare(t, "INSERT INTO ZTAG (Z_PK, Z_ENT, Z_OPT, ZNAME, ZRANK) VALUES (?, ?, 1, ?, ?)");
+    snprintf(sql, sizeof sql, "INSERT INTO %s (%s, %s) VALUES (?, ?)", g.join_table, g.join_book, g.join_tag);
+    sqlite3_stmt *join = prepare(t, sql);
+    twin_outcome outcome = {0, 0, 0, 0};
+    int ok = author && book && tag && join;
+    char text[64];
+    for (int64_t k = 0; ok && k < tags; k++) {
+        snprintf(text, sizeof text, "Tag %lld", (long long)k);
+        sqlite3_bind_int64(tag, 1, k + 1);
+        sqlite3_bind_int64(tag, 2, g.tag_entity);
+        sqlite3_bind_text(tag, 3, text, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(tag, 4, k);
+        ok = sqlite3_step(tag) == SQLITE_DONE;
+        sqlite3_reset(tag);
+    }
+    for (int64_t a = 0; ok && a < authors; a++) {
+        snprintf(text, sizeof text, "Author %lld", (long long)a);
+        sqlite3_bind_int64(author, 1, a + 1);
+        sqlite3_bind_int64(author, 2, g.author_entity);
+        sqlite3_bind_text(author, 3, text, -1, SQLITE_TRANSIENT);
+        ok = sqlite3_step(author) == SQLITE_DONE;
+        sqlite3_reset(author);
+        for (int64_t j = 0; ok && j < books_per_author; j++) {
+            int64_t b = a * books_per_author + j;
+            snprintf(text, sizeof text, "Book %lld", (long long)b);
+            sqlite3_bind_int64(book, 1, b + 1);
+            sqlite3_bind_int64(book, 2, g.book_entity);
+            sqlite3_bind_int64(book, 3, a + 1);
+            sqlite3_bind_text(book, 4, text, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_int64(book, 5, 1900 + b % 120);
+            ok = sqlite3_step(book) == SQLITE_DONE;
+            sqlite3_reset(book);
+            for (int64_t m = 0; ok && m < 3 && m < tags; m++) {
+                sqlite3_bind_int64(join, 1, b + 1);
+                sqlite3_bind_int64(join, 2, (b + m * 31) % tags + 1);
+                ok = sqlite3_step(join) == SQLITE_DONE;
+                sqlite3_reset(join);
+            }
+            outcome.count++;
+        }
+    }
+    if (!ok) fail(t, "graph insert");
+    sqlite3_finalize(author);
+    sqlite3_finalize(book);
+    sqlite3_finalize(tag);
+    sqlite3_finalize(join);
+    ok = ok && write_max(t, g.author_entity, authors) && write_max(t, g.book_entity, authors * books_per_author)
+        && write_max(t, g.tag_entity, tags) && exec(t, "COMMIT");
+    if (!ok) { exec(t, "ROLLBACK"); return failed; }
+    outcome.first = authors;
+    outcome.last = tags;
+    return outcome;
+}
+
+typedef struct { int64_t pk, ent, opt; char *name; } author_row;
+typedef struct { int64_t pk, ent, opt, author; char *title; int64_t year; int64_t tag_start, tag_count; } book_row;
+typedef struct { int64_t pk, ent, opt; char *name; int64_t rank; } tag_row;
+
+static int read_tag(sqlite3_stmt *s, tag_row *row) {
+    row->pk = sqlite3_column_int64(s, 0);
+    row->ent = sqlite3_column_int64(s, 1);
+    row->opt = sqlite3_column_int64(s, 2);
+    row->name = strdup((const char *)sqlite3_column_text(s, 3));
+    row->rank = sqlite3_column_int64(s, 4);
+    return 1;
+}
+
+static void read_book(sqlite3_stmt *s, book_row *row) {
+    row->pk = sqlite3_column_int64(s, 0);
+    row->ent = sqlite3_column_int64(s, 1);
+    row->opt = sqlite3_column_int64(s, 2);
+    row->author = sqlite3_column_int64(s, 3);
+    row->title = strdup((const char *)sqlite3_column_text(s, 4));
+    row->year = sqlite3_column_int64(s, 5);
+}
+
+twin_outcome twin_traverse_graph(twin *t, int prefetch) {
+    graph_names g;
+    if (!graph_discover(t, &g)) return failed;
+    twin_outcome outcome = {0, 0, 0, 0};
+    // Authors, realized (name copied).
+    sqlite3_stmt *s = prepare(t, "SELECT Z_PK, Z_ENT, Z_OPT, ZNAME FROM ZAUTHOR");
+    if (!s) return failed;
+    int64_t author_count = 0, author_capacity = 256;
+    author_row *authors = malloc(author_capacity * sizeof *authors);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        if (author_count == author_capacity) { author_capacity *= 2; authors = realloc(authors, author_capacity * sizeof *authors); }
+        author_row *row = &authors[author_count++];
+        row->pk = sqlite3_column_int64(s, 0);
+        row->ent = sqlite3_column_int64(s, 1);
+        row->opt = sqlite3_column_int64(s, 2);
+        row->name = strdup((const char *)sqlite3_column_text(s, 3));
+    }
+    sqlite3_finalize(s);
+    char sql[512];
+    if (prefetch) {
+        // Three bulk reads, as a prefetching fetch does: books, join rows with their tags, then walk.
+        int64_t max_pk = 0;
+        s = prepare(t, "SELECT MAX(Z_PK) FROM ZBOOK");
+        if (s && sqlite3_step(s) == SQLITE_ROW) max_pk = sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
+        book_row *books = calloc(max_pk + 1, sizeof *books);
+        int64_t *books_by_author_count = calloc(author_count + 2, sizeof(int64_t));
+        s = prepare(t, "SELECT Z_PK, Z_ENT, Z_OPT, ZAUTHOR, ZTITLE, ZYEAR FROM ZBOOK ORDER BY ZAUTHOR");
+        while (s && sqlite3_step(s) == SQLITE_ROW) {
+            book_row row;
+            read_book(s, &row);
+            if (row.pk <= max_pk) books[row.pk] = row;
+        }
+        sqlite3_finalize(s);
+        snprintf(sql, sizeof sql, "SELECT j.%s, t.Z_PK, t.Z_ENT, t.Z_OPT, t.ZNAME, t.ZRANK FROM %s j JOIN ZTAG t ON t.Z_PK = j.%s ORDER BY j.%s",
+                 g.join_book, g.join_table, g.join_tag, g.join_book);
+        s = prepare(t, sql);
+        int64_t link_count = 0, link_capacity = 1024;
+        tag_row *links = malloc(link_capacity * sizeof *links);
+        int64_t *link_book = malloc(link_capacity * sizeof *link_book);
+        while (s && sqlite3_step(s) == SQLITE_ROW) {
+            if (link_count == link_capacity) {
+                link_capacity *= 2;
+                links = realloc(links, link_capacity * sizeof *links);
+                link_book = realloc(link_book, link_capacity * sizeof *link_book);
+            }
+            link_book[link_count] = sqlite3_column_int64(s, 0);
+            tag_row *row = &links[link_count];
+            row->pk = sqlite3_column_int64(s, 1);
+            row->ent = sqlite3_column_int64(s, 2);
+            row->opt = sqlite3_column_int64(s, 3);
+            row->name = strdup((const char *)sqlite3_column_text(s, 4));
+            row->rank = sqlite3_column_int64(s, 5);
+            int64_t b = link_book[link_count];
+            if (b <= max_pk) {
+                if (books[b].tag_count == 0) books[b].tag_start = link_count;
+                books[b].tag_count++;
+            }
+            link_count++;
+        }
+        sqlite3_finalize(s);
+        // Walk author by author: books of an author found by their ZAUTHOR (an index from author to books).
+        int64_t *first_book = malloc((author_count + 2) * sizeof(int64_t));
+        for (int64_t a = 0; a < author_count + 2; a++) first_book[a] = -1;
+        int64_t *next_book = malloc((max_pk + 1) * sizeof(int64_t));
+        for (int64_t b = max_pk; b >= 1; b--) {
+            next_book[b] = -1;
+            int64_t a = books[b].author;
+            if (books[b].pk && a >= 1 && a <= author_count + 1) { next_book[b] = first_book[a]; first_book[a] = b; }
+        }
+        for (int64_t i = 0; i < author_count; i++) {
+            int64_t a = authors[i].pk;
+            if (a > author_count + 1) continue;
+            for (int64_t b = first_book[a]; b >= 0; b = next_book[b]) {
+                for (int64_t m = 0; m < books[b].tag_count; m++) {
+                    outcome.count++;
+                    outcome.checksum += books[b].year + links[books[b].tag_start + m].rank;
+                }
+            }
+        }
+        for (int64_t b = 0; b <= max_pk; b++) free(books[b].title);
+        for (int64_t k = 0; k < link_count; k++) free(links[k].name);
+        free(books); free(books_by_author_count); free(links); free(link_book); free(first_book); free(next_book);
+    } else {
+        // Per object, as faults fire: the books of each author, then the tags of each book.
+        sqlite3_stmt *books = prepare(t, "SELECT Z_PK, Z_ENT, Z_OPT, ZAUTHOR, ZTITLE, ZYEAR FROM ZBOOK WHERE ZAUTHOR = ?");
+        snprintf(sql, sizeof sql, "SELECT t.Z_PK, t.Z_ENT, t.Z_OPT, t.ZNAME, t.ZRANK FROM %s j JOIN ZTAG t ON t.Z_PK = j.%s WHERE j.%s = ?",
+                 g.join_table, g.join_tag, g.join_book);
+        sqlite3_stmt *tags = prepare(t, sql);
+        if (!books || !tags) { sqlite3_finalize(books); sqlite3_finalize(tags); return failed; }
+        for (int64_t i = 0; i < author_count; i++) {
+            sqlite3_bind_int64(books, 1, authors[i].pk);
+            while (sqlite3_step(books) == SQLITE_ROW) {
+                book_row book;
+                read_book(books, &book);
+                sqlite3_bind_int64(tags, 1, book.pk);
+                while (sqlite3_step(tags) == SQLITE_ROW) {
+                    tag_row tag;
+                    read_tag(tags, &tag);
+                    outcome.count++;
+                    outcome.checksum += book.year + tag.rank;
+                    free(tag.name);
+                }
+                sqlite3_reset(tags);
+                free(book.title);
+            }
+            sqlite3_reset(books);
+        }
+        sqlite3_finalize(books);
+        sqlite3_finalize(tags);
+    }
+    outcome.first = author_count;
+    for (int64_t i = 0; i < author_count; i++) free(authors[i].name);
+    free(authors);
+    return outcome;
+}
+
+twin_outcome twin_cascade_delete_graph(twin *t) {
+    graph_names g;
+    if (!graph_discover(t, &g)) return failed;
+    if (!exec(t, "BEGIN IMMEDIATE")) return failed;
+    char sql[256];
+    sqlite3_stmt *authors = prepare(t, "SELECT Z_PK, Z_OPT FROM ZAUTHOR");
+    sqlite3_stmt *books = prepare(t, "SELECT Z_PK, Z_OPT FROM ZBOOK WHERE ZAUTHOR = ?");
+    snprintf(sql, sizeof sql, "DELETE FROM %s WHERE %s = ?", g.join_table, g.join_book);
+    sqlite3_stmt *unlink = prepare(t, sql);
+    sqlite3_stmt *delete_book = prepare(t, "DELETE FROM ZBOOK WHERE Z_PK = ? AND Z_OPT = ?");
+    sqlite3_stmt *delete_author = prepare(t, "DELETE FROM ZAUTHOR WHERE Z_PK = ? AND Z_OPT = ?");
+    int ok = authors && books && unlink && delete_book && delete_author;
+    twin_outcome outcome = {0, 0, 0, 0};
+    // Read first (the objects and their books are loaded before anything is deleted), then write.
+    int64_t n = 0, capacity = 1024;
+    int64_t (*author_keys)[2] = malloc(capacity * sizeof *author_keys);
+    while (ok && sqlite3_step(authors) == SQLITE_ROW) {
+        if (n == capacity) { capacity *= 2; author_keys = realloc(author_keys, capacity * sizeof *author_keys); }
+        author_keys[n][0] = sqlite3_column_int64(authors, 0);
+        author_keys[n][1] = sqlite3_column_int64(authors, 1);
+        n++;
+    }
+    for (int64_t i = 0; ok && i < n; i++) {
+        sqlite3_bind_int64(books, 1, author_keys[i][0]);
+        int64_t book_keys[64][2];
+        int64_t count = 0;
+        while (sqlite3_step(books) == SQLITE_ROW && count < 64) {
+            book_keys[count][0] = sqlite3_column_int64(books, 0);
+            book_keys[count][1] = sqlite3_column_int64(books, 1);
+            count++;
+        }
+        sqlite3_reset(books);
+        for (int64_t k = 0; ok && k < count; k++) {
+            sqlite3_bind_int64(unlink, 1, book_keys[k][0]);
+            ok = sqlite3_step(unlink) == SQLITE_DONE;
+            sqlite3_reset(unlink);
+            sqlite3_bind_int64(delete_book, 1, book_keys[k][0]);
+            sqlite3_bind_int64(delete_book, 2, book_keys[k][1]);
+            ok = ok && sqlite3_step(delete_book) == SQLITE_DONE && sqlite3_changes(t->db) == 1;
+            sqlite3_reset(delete_book);
+            outcome.count++;
+        }
+        sqlite3_bind_int64(delete_author, 1, author_keys[i][0]);
+        sqlite3_bind_int64(delete_author, 2, author_keys[i][1]);
+        ok = ok && sqlite3_step(delete_author) == SQLITE_DONE && sqlite3_changes(t->db) == 1;
+        sqlite3_reset(delete_author);
+        outcome.first++;
+    }
+    // The tags lost books: their version goes up, as for any object whose relationship changed.
+    ok = ok && exec(t, "UPDATE ZTAG SET Z_OPT = Z_OPT + 1");
+    if (!ok) fail(t, "cascade delete");
+    free(author_keys);
+    sqlite3_finalize(authors);
+    sqlite3_finalize(books);
+    sqlite3_finalize(unlink);
+    sqlite3_finalize(delete_book);
+    sqlite3_finalize(delete_author);
+    if (!ok || !exec(t, "COMMIT")) { exec(t, "ROLLBACK"); return failed; }
+    outcome.last = outcome.count;
+    outcome.checksum = outcome.count + outcome.first;
+    return outcome;
+}
+
+twin_outcome twin_graph_summary(twin *t) {
+    graph_names g;
+    if (!graph_discover(t, &g)) return failed;
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT (SELECT COUNT(*) FROM ZBOOK), (SELECT COUNT(*) FROM ZAUTHOR), (SELECT COUNT(*) FROM %s), (SELECT COUNT(*) FROM ZTAG)", g.join_table);
+    sqlite3_stmt *s = prepare(t, sql);
+    if (!s) return failed;
+    twin_outcome outcome = failed;
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        outcome.count = sqlite3_column_int64(s, 0);
+        outcome.first = sqlite3_column_int64(s, 1);
+        outcome.last = sqlite3_column_int64(s, 2);
+        outcome.checksum = sqlite3_column_int64(s, 3);
+    }
+    sqlite3_finalize(s);
+    return outcome;
+}
+
+void twin_line_buffered_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }

@@ -1,3 +1,4 @@
+import CSQLiteTwin
 import OpenCoreDataRuntime
 
 // Entry point: `OCDBenchmarks [--quick] [--only parse,sort]`. Builds the workloads, checks them, times them
@@ -7,10 +8,14 @@ import OpenCoreDataRuntime
 @main
 struct OCDBenchmarks {
     static func main() {
+        // Line by line even into a pipe or file, so a long run shows where it is.
+        twin_line_buffered_stdout()
         var quick = false
         var durable = false
         var storeCount: Int64?
         var storeRepetitions: Int?
+        var graphBooks: Int64?
+        var importCount: Int64?
         var only: Set<String>?
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
@@ -23,6 +28,12 @@ struct OCDBenchmarks {
             case "--store-repetitions":
                 guard let value = arguments.popFirst().flatMap({ Int($0) }), value > 0 else { usage("--store-repetitions needs a positive number") }
                 storeRepetitions = value
+            case "--graph-n":
+                guard let value = arguments.popFirst().flatMap({ Int64($0) }), value >= 10, value % 10 == 0 else { usage("--graph-n needs a multiple of 10") }
+                graphBooks = value
+            case "--import-n":
+                guard let value = arguments.popFirst().flatMap({ Int64($0) }), value > 0 else { usage("--import-n needs a positive number") }
+                importCount = value
             case "--durable":
                 durable = true
             case "--only":
@@ -50,11 +61,12 @@ struct OCDBenchmarks {
         do {
             storeFiles = try StoreFiles(synchronous: "OFF")
             allStoreWorkloads = try StoreWorkloads.make(files: storeFiles, sizes: sizes, durable: durable)
+                + GraphWorkloads.make(files: storeFiles, books: graphBooks ?? max(10, sizes.n / 100 * 10))
         } catch {
             print("cannot prepare the store workloads: \(error)")
             exit(1)
         }
-        let allKeys: [String] = allWorkloads.map { $0.key } + allStoreWorkloads.map { $0.key }
+        let allKeys: [String] = allWorkloads.map { $0.key } + allStoreWorkloads.map { $0.key } + ["import"]
         if let only, let unknown = only.subtracting(allKeys).first {
             usage("no workload named \(unknown); there are \(allKeys.joined(separator: ", "))")
         }
@@ -95,7 +107,20 @@ struct OCDBenchmarks {
             print(StoreReport.table(storeResults, rounds: configuration.rounds, repetitions: storeRepetitionCount, synchronous: "OFF"))
             print("")
         }
-        let allFailures = harness.failures + storeHarness.failures
+        var importReport = ImportReport()
+        if only?.contains("import") ?? true {
+            let total = importCount ?? (quick ? 20_000 : 1_000_000)
+            let chunk = max(1, total / 100)
+            let started = ClockReading.now()
+            importReport = ImportBenchmark.run(files: storeFiles, total: total, chunk: chunk) { message in
+                let seconds = Double(ClockReading.now().wall - started.wall) / 1e9
+                print(String(format: "  [%6.1f s] ", seconds) + message)
+            }
+            print("")
+            importReport.lines.forEach { print($0) }
+            print("")
+        }
+        let allFailures = harness.failures + storeHarness.failures + importReport.failures
         if allFailures.isEmpty {
             print("correctness: all \(checkCount) predicate checks held; where the two sides' results are comparable, they were equal in every sample; every store run's outcome (count, first, last, checksum, and the file after writes) was as expected on every side")
         } else {
@@ -103,14 +128,14 @@ struct OCDBenchmarks {
             for failure in allFailures { print("  FAILED \(failure)") }
         }
         let json = Report.json(results, configuration: configuration, checksFailed: allFailures.count)
-        let storeFields = StoreReport.jsonFields(storeResults) + (storeResults.isEmpty ? [] : ["\"store_n\": \(sizes.n)"])
+        let storeFields = StoreReport.jsonFields(storeResults) + (storeResults.isEmpty ? [] : ["\"store_n\": \(sizes.n)"]) + importReport.json
         print(storeFields.isEmpty ? json : "{" + storeFields.joined(separator: ", ") + ", " + json.dropFirst())
         storeFiles.removeAll()
         exit(allFailures.isEmpty ? 0 : 1)
     }
 
     private static func usage(_ problem: String) -> Never {
-        FileHandle.standardError.write(Data("OCDBenchmarks: \(problem)\nusage: OCDBenchmarks [--quick] [--durable] [--store-n N] [--store-repetitions R] [--only workload,workload...]\n".utf8))
+        FileHandle.standardError.write(Data("OCDBenchmarks: \(problem)\nusage: OCDBenchmarks [--quick] [--durable] [--store-n N] [--store-repetitions R] [--graph-n BOOKS] [--import-n N] [--only workload,workload...]\n".utf8))
         exit(2)
     }
 }

@@ -77,6 +77,24 @@ twin_outcome twin_insert_people(twin *t, const char *table, const char *entity_n
 /// Outcome: count, first and last age, sum of ages (-1 if the ages are not in order).
 twin_outcome twin_fetch_people_named(twin *t, const char *table, const char *name);
 
+// Graph: Author 1-N Book N-M Tag. Author a (1-based Z_PK) has books (a-1)*per+0 … ; book b (0-based) is
+// "Book b", year 1900 + b % 120, tagged with tags (b + m * 31) % tags for m = 0, 1, 2; tag k has rank k.
+
+/// Fills the graph in one transaction (Z_MAX raised). Outcome: books, authors, -, tags (count, first, last).
+twin_outcome twin_insert_graph(twin *t, int64_t authors, int64_t books_per_author, int64_t tags);
+/// Reads every author, each author's books and each book's tags (strings copied, as realized objects), and
+/// visits every (author, book, tag): with `prefetch`, in three bulk reads; without, one query per author
+/// and one per book, as faults fire. Outcome: visits, authors, 0, sum of book year + tag rank per visit.
+twin_outcome twin_traverse_graph(twin *t, int prefetch);
+/// Deletes every author and, by cascade, its books (join rows first), with Core Data's Z_OPT checks, and
+/// raises the tags' Z_OPT, in one transaction. Outcome: books, authors, books, books + authors.
+twin_outcome twin_cascade_delete_graph(twin *t);
+/// What the file holds: books, authors, join rows, tags.
+twin_outcome twin_graph_summary(twin *t);
+
+/// Makes stdout line-buffered (the harness's progress appears as it happens, even in a pipe).
+void twin_line_buffered_stdout(void);
+
 /// Bytes malloc has handed out (mallinfo2: in-use small blocks plus mmapped blocks), for memory per object.
 int64_t twin_allocated_bytes(void);
 

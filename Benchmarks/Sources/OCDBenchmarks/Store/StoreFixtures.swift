@@ -97,6 +97,10 @@ enum StoreModel {
             return entity
         }
         let item = entity("Item", Items.keys.map { attribute($0, .integer64AttributeType) })
+        // Items are ItemObjects: `@Managed`-style accessors for insert_accessors; the other workloads use
+        // value(forKey:) and setValue(_:forKey:), which an ItemObject answers as an NSManagedObject does.
+        NSManagedObjectModel.registerManagedObjectClass(ItemObject.self, forName: "ItemObject")
+        item.managedObjectClassName = "ItemObject"
         let person = entity("Person", [attribute("name", .stringAttributeType), attribute("age", .integer64AttributeType)])
         let indexedName = attribute("name", .stringAttributeType), indexedAge = attribute("age", .integer64AttributeType)
         let indexed = entity("IndexedPerson", [indexedName, indexedAge])
@@ -104,7 +108,7 @@ enum StoreModel {
         let ageElement = NSFetchIndexElementDescription(property: indexedAge, collationType: .binary)
         indexed.indexes = [NSFetchIndexDescription(name: "byNameAndAge", elements: [nameElement, ageElement])]
         let model = NSManagedObjectModel()
-        model.entities = [item, person, indexed]
+        model.entities = [item, person, indexed] + GraphModel.entities(attribute: attribute, entity: entity)
         return model
     }
 }
@@ -161,7 +165,7 @@ final class StoreFiles: @unchecked Sendable {
         }
     }
 
-    private func template(named name: String, fill: (OpaquePointer) -> Bool) throws -> URL {
+    func template(named name: String, fill: (OpaquePointer) -> Bool) throws -> URL {
         if let url = populated[name] { return url }
         let url = folder.appendingPathComponent("\(name).sqlite")
         try copy(empty, to: url)
@@ -230,9 +234,11 @@ final class OCDStack {
 /// An Int64 attribute value as `value(forKey:)` returns it.
 @inline(__always)
 func int64Value(_ value: Any?) -> Int64 {
+    // NSNumber first: it is what value(forKey:) returns, as on Apple platforms, and `as? Int64` of an
+    // NSNumber takes Foundation's slow bridging path on Linux.
+    if let value = value as? NSNumber { return value.int64Value }
     if let value = value as? Int64 { return value }
     if let value = value as? Int { return Int64(value) }
-    if let value = value as? NSNumber { return value.int64Value }
     return Int64.min
 }
 

@@ -19,7 +19,7 @@ enum StoreWorkloads {
         var workloads: [StoreWorkload] = []
 
         // MARK: insert_setvalue (and small_saves): fresh copies of the empty store per sample.
-        func insertWorkload(key: String, synchronous: String, saves: Int64?) -> StoreWorkload {
+        func insertWorkload(key: String, synchronous: String, saves: Int64?, accessors: Bool = false) -> StoreWorkload {
             let count = saves ?? n
             let ocdURL = files.file("\(key)-ocd.sqlite"), cURL = files.file("\(key)-c.sqlite")
             let grdbURL = files.file("\(key)-grdb.sqlite"), recordURL = files.file("\(key)-record.sqlite")
@@ -35,7 +35,9 @@ enum StoreWorkloads {
                     return file == fileExpected ? nil : "run \(index): the file holds \(file), expected \(fileExpected)"
                 }
             }
-            let ocd = StoreSide("ocd", saves == nil
+            let ocd = StoreSide("ocd", accessors
+                                ? "NSEntityDescription.insertNewObject as! ItemObject + 10 @Managed-style property sets (item.i0 = …), then one save()"
+                                : saves == nil
                                 ? "NSEntityDescription.insertNewObject + setValue(_:forKey:) of 10 Int64, then one save()"
                                 : "insert one object (10 × setValue(_:forKey:)) and save(), \(count) times",
                 setUp: {
@@ -48,7 +50,13 @@ enum StoreWorkloads {
                     for k in 0..<count {
                         let object = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
                         let base = k * 16
-                        for j in 0..<10 { object.setValue(base + Int64(j), forKey: Items.keys[j]) }
+                        if accessors {
+                            guard let item = object as? ItemObject else { throw BenchmarkError("an Item is a \(type(of: object)), not an ItemObject") }
+                            item.i0 = base; item.i1 = base + 1; item.i2 = base + 2; item.i3 = base + 3; item.i4 = base + 4
+                            item.i5 = base + 5; item.i6 = base + 6; item.i7 = base + 7; item.i8 = base + 8; item.i9 = base + 9
+                        } else {
+                            for j in 0..<10 { object.setValue(base + Int64(j), forKey: Items.keys[j]) }
+                        }
                         if k == 0 { outcome.first = int64Value(object.value(forKey: "i0")) }
                         outcome.last = int64Value(object.value(forKey: "i0"))
                         outcome.checksum += base
@@ -83,11 +91,12 @@ enum StoreWorkloads {
                     check: fileCheck(recordURL)))
             }
             return StoreWorkload(key: key, unit: saves == nil ? "object" : "save", operations: Int(count),
-                                 summary: saves == nil ? "insert \(count) Items with 10 Int64 attributes, one save (synchronous = \(synchronous))"
+                                 summary: saves == nil ? "insert \(count) Items with 10 Int64 attributes\(accessors ? " through typed properties" : ""), one save (synchronous = \(synchronous))"
                                                        : "\(count) saves of one new Item each (synchronous = \(synchronous))",
                                  sides: sides, ocdStore: { stack?.store })
         }
         workloads.append(insertWorkload(key: "insert_setvalue", synchronous: sync, saves: nil))
+        workloads.append(insertWorkload(key: "insert_accessors", synchronous: sync, saves: nil, accessors: true))
 
         // MARK: Reads on one copy of an N-item store per side.
         let itemsTemplate = try files.template(items: n)
