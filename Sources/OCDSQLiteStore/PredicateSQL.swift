@@ -108,14 +108,18 @@ final class PredicateSQL {
         }
         var sql = "SELECT COUNT(*) FROM \(mapping.table.name) t0"
         for join in scope.joins { sql += " " + join }
-        sql += " WHERE " + condition
+        // Without any WHERE (not even "WHERE 1") SQLite counts the b-tree's pages instead of stepping every row.
+        if condition != "1" || !scope.joins.isEmpty { sql += " WHERE " + condition }
         return SQLQuery(sql: sql, arguments: arguments)
     }
 
     func whereClause(_ plan: StoreFetchPlan, _ scope: Scope) throws -> String {
         let numbers = plan.includesSubentities ? scope.mapping.numbersWithSubentities : [scope.mapping.number]
         var parts: [String] = []
-        if numbers.count == 1 {
+        let entitiesInTable = schema.mappings.values.filter({ $0.table === scope.mapping.table }).count
+        if numbers.count == 1 && entitiesInTable == 1 {
+            // The table holds this entity alone: no Z_ENT test, so SQLite can count a b-tree without reading rows.
+        } else if numbers.count == 1 {
             parts.append("t0.Z_ENT = \(numbers[0])")
         } else if !(scope.mapping.entity.superentity == nil && numbers.count == schema.mappings.values.filter({ $0.table === scope.mapping.table }).count) {
             parts.append("t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")

@@ -29,6 +29,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         self.key = .permanent(primaryKey)
         self.store = store
         self.storeIdentifier = store.identifier
+        self.cachedHash = Self.hash(key, storeIdentifier, entity)
     }
 
     package init(temporaryFor entity: NSEntityDescription) {
@@ -36,6 +37,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         self.key = .temporary(TemporaryKeys.next())
         self.store = nil
         self.storeIdentifier = nil
+        self.cachedHash = Self.hash(key, nil, entity)
     }
 
     /// True until the object is saved or given a permanent ID with `obtainPermanentIDs(for:)`.
@@ -68,7 +70,12 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         return self == other
     }
 
-    public override var hash: Int {
+    public override var hash: Int { cachedHash }
+
+    // Made once: IDs are immutable, and every registry and row-cache lookup hashes one.
+    private let cachedHash: Int
+
+    private static func hash(_ key: Key, _ storeIdentifier: String?, _ entity: NSEntityDescription) -> Int {
         var hasher = Hasher()
         hasher.combine(key)
         hasher.combine(storeIdentifier)
@@ -77,7 +84,8 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     }
 
     public static func == (lhs: NSManagedObjectID, rhs: NSManagedObjectID) -> Bool {
-        lhs === rhs || (lhs.key == rhs.key && lhs.storeIdentifier == rhs.storeIdentifier && lhs.entity.name == rhs.entity.name)
+        lhs === rhs || (lhs.key == rhs.key && lhs.storeIdentifier == rhs.storeIdentifier
+                        && (lhs.entity === rhs.entity || lhs.entity.name == rhs.entity.name))
     }
 
     public func copy(with zone: NSZone? = nil) -> Any { self }
