@@ -71,22 +71,38 @@ public struct ManagedKeyTable: @unchecked Sendable {
     // MARK: One table per class
 
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var tables: [ObjectIdentifier: ManagedKeyTable] = [:]
+    nonisolated(unsafe) private static var tables: [ObjectIdentifier: Shared] = [:]
 
     /// The table of `type`, computed once (the class property builds a new table each time).
-    static func of(_ type: NSManagedObject.Type) -> ManagedKeyTable {
+    static func of(_ type: NSManagedObject.Type) -> ManagedKeyTable { shared(type).table }
+
+    /// A class's table behind one reference, so that an object holds a pointer rather than four dictionaries,
+    /// and the hot paths test `hasAccessors` without touching them.
+    final class Shared: @unchecked Sendable {
+        let table: ManagedKeyTable
+        let hasAccessors: Bool
+        let hasPrimitiveAccessors: Bool
+
+        init(_ table: ManagedKeyTable) {
+            self.table = table
+            hasAccessors = !table.accessors.isEmpty
+            hasPrimitiveAccessors = !table.primitiveAccessors.isEmpty
+        }
+    }
+
+    static func shared(_ type: NSManagedObject.Type) -> Shared {
         let key = ObjectIdentifier(type)
         lock.lock()
-        if let table = tables[key] {
+        if let shared = tables[key] {
             lock.unlock()
-            return table
+            return shared
         }
         lock.unlock()
-        let table = type.managedKeyTable
+        let shared = Shared(type.managedKeyTable)
         lock.lock()
-        tables[key] = table
+        tables[key] = shared
         lock.unlock()
-        return table
+        return shared
     }
 }
 

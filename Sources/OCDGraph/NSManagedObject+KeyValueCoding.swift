@@ -13,7 +13,7 @@ extension NSManagedObject {
     /// `Set<NSManagedObject>` (`NSOrderedSet` when ordered). Stops on a key the entity does not have, as
     /// Apple raises `NSUnknownKeyException`.
     func kvcValue(forKey key: String) -> Any? {
-        if let accessor = keyTable.accessors[key] { return accessor.get(self) }
+        if sharedKeyTable.hasAccessors, let accessor = keyTable.accessors[key] { return accessor.get(self) }
         guard let slot = layout.slotByName[key] else {
             if let value = builtInValue(forKey: key) { return value }
             fatalError("[<\(Swift.type(of: self)) \(addressString)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\".")
@@ -28,7 +28,7 @@ extension NSManagedObject {
     /// modeled property with change notifications and inverse maintenance. Stops on an unknown key or a
     /// value of the wrong type, as Apple raises.
     func kvcSetValue(_ value: Any?, forKey key: String) {
-        if let accessor = keyTable.accessors[key] {
+        if sharedKeyTable.hasAccessors, let accessor = keyTable.accessors[key] {
             guard let set = accessor.set else {
                 fatalError("[<\(Swift.type(of: self)) \(addressString)> setValue:forUndefinedKey:]: the property \"\(key)\" of \(entity.name ?? "?") is read-only.")
             }
@@ -97,7 +97,7 @@ extension NSManagedObject {
     /// The stored value of `key`, without access notifications (a custom primitive accessor wins).
     /// A to-many relationship answers a `Set<NSManagedObject>` (an `NSOrderedSet` when ordered).
     func kvcPrimitiveValue(forKey key: String) -> Any? {
-        if let accessor = keyTable.primitiveAccessors[key] { return accessor.get(self) }
+        if sharedKeyTable.hasPrimitiveAccessors, let accessor = keyTable.primitiveAccessors[key] { return accessor.get(self) }
         guard let slot = layout.slotByName[key] else {
             fatalError("primitiveValueForKey: \(key) is not a property of the entity \(entity.name ?? "?").")
         }
@@ -110,7 +110,7 @@ extension NSManagedObject {
         // A typed optional arrives boxed (`Optional<Set<T>>.none` inside `Any?`): unwrap it to nil or its value.
         var value = value
         while let inner = value, let optional = inner as? AnyOptionalValue { value = optional.wrappedValue }
-        if let accessor = keyTable.primitiveAccessors[key], let set = accessor.set {
+        if sharedKeyTable.hasPrimitiveAccessors, let accessor = keyTable.primitiveAccessors[key], let set = accessor.set {
             set(self, value)
             // The subclass keeps the value; the slot mirrors it for saving and change tracking.
         }
@@ -135,7 +135,7 @@ extension NSManagedObject {
     /// A slot's value in its public form: to-many as a Swift set (or `NSOrderedSet`), to-one as the object.
     func publicValue(slot: Int) -> Any? {
         fireFault()
-        if let relationship = layout.properties[slot] as? NSRelationshipDescription, relationship.isToMany {
+        if layout.kinds[slot] == .toMany, let relationship = layout.properties[slot] as? NSRelationshipDescription {
             return publicValue(ofToMany: toMany(slot), relationship)
         }
         return slots[slot]

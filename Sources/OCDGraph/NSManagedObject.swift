@@ -67,7 +67,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     var inverseUpdateDepth = 0
     var observers: [KeyObserver] = []
     var registrar: ObservationRegistrar?
-    lazy var keyTable: ManagedKeyTable = ManagedKeyTable.of(Swift.type(of: self))
+    lazy var sharedKeyTable: ManagedKeyTable.Shared = ManagedKeyTable.shared(Swift.type(of: self))
+    var keyTable: ManagedKeyTable { sharedKeyTable.table }
 
     struct PendingChange {
         var oldObjects: [NSManagedObject]?
@@ -303,23 +304,24 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     func fill(from row: StoreRow, in context: NSManagedObjectContext) {
         status.insert(.transitioning)
         status.remove(.fault)
-        for (index, property) in layout.properties.enumerated() {
-            if property.isTransient {
-                slots[index] = (property as? NSAttributeDescription)?.defaultValue
-                continue
-            }
-            if let relationship = property as? NSRelationshipDescription {
-                if relationship.isToMany {
+        for (index, kind) in layout.kinds.enumerated() {
+            switch kind {
+            case .attribute:
+                slots[index] = row.values[index]
+            case .transientAttribute:
+                slots[index] = (layout.properties[index] as? NSAttributeDescription)?.defaultValue
+            case .toOne:
+                if layout.properties[index].isTransient {
                     slots[index] = nil
                 } else {
                     slots[index] = (row.values[index] as? NSManagedObjectID).map { context.object(with: $0) }
                 }
-            } else {
-                slots[index] = row.values[index]
+            case .toMany:
+                slots[index] = nil
             }
         }
         committedRow = row
-        if !keyTable.primitiveAccessors.isEmpty {
+        if sharedKeyTable.hasPrimitiveAccessors {
             for (key, accessor) in keyTable.primitiveAccessors {
                 if let slot = layout.slotByName[key], let set = accessor.set { set(self, slots[slot]) }
             }

@@ -18,6 +18,13 @@ public final class EntityLayout: @unchecked Sendable {
     public let relationships: [(slot: Int, relationship: NSRelationshipDescription)]
     /// Slots of non-transient properties: what a store keeps.
     public let persistentSlots: [Int]
+    /// What each slot holds, so hot paths (filling a fault, reading a value) need no cast per property.
+    public let kinds: [SlotKind]
+
+    /// The kind of a slot's property.
+    public enum SlotKind: Sendable {
+        case attribute, transientAttribute, toOne, toMany
+    }
 
     private init(entity: NSEntityDescription) {
         self.entity = entity
@@ -27,12 +34,20 @@ public final class EntityLayout: @unchecked Sendable {
         var attributes: [(Int, NSAttributeDescription)] = []
         var relationships: [(Int, NSRelationshipDescription)] = []
         var persistent: [Int] = []
+        var kinds: [SlotKind] = []
         for (index, property) in properties.enumerated() {
             slots[property.name] = index
-            if let attribute = property as? NSAttributeDescription { attributes.append((index, attribute)) }
-            if let relationship = property as? NSRelationshipDescription { relationships.append((index, relationship)) }
+            if let attribute = property as? NSAttributeDescription {
+                attributes.append((index, attribute))
+                kinds.append(attribute.isTransient ? .transientAttribute : .attribute)
+            }
+            if let relationship = property as? NSRelationshipDescription {
+                relationships.append((index, relationship))
+                kinds.append(relationship.isToMany ? .toMany : .toOne)
+            }
             if !property.isTransient { persistent.append(index) }
         }
+        self.kinds = kinds
         self.slotByName = slots
         self.attributes = attributes
         self.relationships = relationships

@@ -527,13 +527,12 @@ typedef struct { int64_t pk, ent, opt; char *name; } author_row;
 typedef struct { int64_t pk, ent, opt, author; char *title; int64_t year; int64_t tag_start, tag_count; } book_row;
 typedef struct { int64_t pk, ent, opt; char *name; int64_t rank; } tag_row;
 
-static int read_tag(sqlite3_stmt *s, tag_row *row) {
+static void read_tag(sqlite3_stmt *s, tag_row *row) {
     row->pk = sqlite3_column_int64(s, 0);
     row->ent = sqlite3_column_int64(s, 1);
     row->opt = sqlite3_column_int64(s, 2);
     row->name = strdup((const char *)sqlite3_column_text(s, 3));
     row->rank = sqlite3_column_int64(s, 4);
-    return 1;
 }
 
 static void read_book(sqlite3_stmt *s, book_row *row) {
@@ -571,7 +570,6 @@ twin_outcome twin_traverse_graph(twin *t, int prefetch) {
         if (s && sqlite3_step(s) == SQLITE_ROW) max_pk = sqlite3_column_int64(s, 0);
         sqlite3_finalize(s);
         book_row *books = calloc(max_pk + 1, sizeof *books);
-        int64_t *books_by_author_count = calloc(author_count + 2, sizeof(int64_t));
         s = prepare(t, "SELECT Z_PK, Z_ENT, Z_OPT, ZAUTHOR, ZTITLE, ZYEAR FROM ZBOOK ORDER BY ZAUTHOR");
         while (s && sqlite3_step(s) == SQLITE_ROW) {
             book_row row;
@@ -627,7 +625,7 @@ twin_outcome twin_traverse_graph(twin *t, int prefetch) {
         }
         for (int64_t b = 0; b <= max_pk; b++) free(books[b].title);
         for (int64_t k = 0; k < link_count; k++) free(links[k].name);
-        free(books); free(books_by_author_count); free(links); free(link_book); free(first_book); free(next_book);
+        free(books); free(links); free(link_book); free(first_book); free(next_book);
     } else {
         // Per object, as faults fire: the books of each author, then the tags of each book.
         sqlite3_stmt *books = prepare(t, "SELECT Z_PK, Z_ENT, Z_OPT, ZAUTHOR, ZTITLE, ZYEAR FROM ZBOOK WHERE ZAUTHOR = ?");
@@ -686,9 +684,11 @@ twin_outcome twin_cascade_delete_graph(twin *t) {
     }
     for (int64_t i = 0; ok && i < n; i++) {
         sqlite3_bind_int64(books, 1, author_keys[i][0]);
+        // An author has 10 books in these files; more than 64 fails the run rather than being cut off.
         int64_t book_keys[64][2];
         int64_t count = 0;
-        while (sqlite3_step(books) == SQLITE_ROW && count < 64) {
+        while (ok && sqlite3_step(books) == SQLITE_ROW) {
+            if (count == 64) { ok = 0; snprintf(t->error, sizeof t->error, "an author has more than 64 books"); break; }
             book_keys[count][0] = sqlite3_column_int64(books, 0);
             book_keys[count][1] = sqlite3_column_int64(books, 1);
             count++;
