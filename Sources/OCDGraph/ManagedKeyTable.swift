@@ -139,8 +139,22 @@ public enum ManagedValueCoercion {
         return nil
     }
 
+    /// Whether `value` is a class instance or one of the common scalars and strings: nothing an `Optional`
+    /// can hide in. Metatype comparisons only, no casts.
+    static func isPlainValue(_ value: Any) -> Bool {
+        let type = Swift.type(of: value)
+        return type == Int64.self || type == Int.self || type == String.self || type == Double.self
+            || type == Int32.self || type == Int16.self || type == Bool.self || type == Float.self
+            || type == Date.self || type is AnyClass
+    }
+
     static func number(from value: Any) -> NSNumber? {
-        if type(of: value) is AnyClass { return type(of: value) is NSNumber.Type ? value as? NSNumber : nil }
+        // The common cases first, recognised by their metatype: each failed `as?` below costs a dynamic cast.
+        let type = Swift.type(of: value)
+        if type == Int64.self { return NSNumber(value: value as! Int64) }
+        if type == Int.self { return NSNumber(value: value as! Int) }
+        if type == Double.self { return NSNumber(value: value as! Double) }
+        if type is AnyClass { return type is NSNumber.Type ? value as? NSNumber : nil }
         switch value {
         case let v as Int: return NSNumber(value: v)
         case let v as Int16: return NSNumber(value: v)

@@ -109,7 +109,10 @@ extension NSManagedObject {
     func kvcSetPrimitiveValue(_ value: Any?, forKey key: String) {
         // A typed optional arrives boxed (`Optional<Set<T>>.none` inside `Any?`): unwrap it to nil or its value.
         var value = value
-        while let inner = value, let optional = inner as? AnyOptionalValue { value = optional.wrappedValue }
+        // A protocol cast per set costs a conformance lookup: plain scalars and class instances skip it.
+        while let inner = value, !ManagedValueCoercion.isPlainValue(inner), let optional = inner as? AnyOptionalValue {
+            value = optional.wrappedValue
+        }
         if sharedKeyTable.hasPrimitiveAccessors, let accessor = keyTable.primitiveAccessors[key], let set = accessor.set {
             set(self, value)
             // The subclass keeps the value; the slot mirrors it for saving and change tracking.
