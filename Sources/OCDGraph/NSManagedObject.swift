@@ -79,7 +79,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Creates an object of `entity` and, if `context` is given, inserts it there (which calls
     /// `awakeFromInsert()`). The model's default values are set first.
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
-        if entity.isAbstract && !FaultCreation.isCreatingFault {
+        let creatingFault = FaultCreation.isCreatingFault
+        if entity.isAbstract && !creatingFault {
             fatalError("Cannot create an instance of the abstract entity \(entity.name ?? "?").")
         }
         self.entity = entity
@@ -88,7 +89,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         self.slots = Array(repeating: nil, count: layout.properties.count)
         super.init()
         // A fault's values come from its row; defaults and insertion are for new objects only.
-        if FaultCreation.isCreatingFault { return }
+        if creatingFault { return }
         for (slot, attribute) in layout.attributes {
             if let value = attribute.defaultValue { slots[slot] = Self.copyIfNeeded(value) }
         }
@@ -111,7 +112,6 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         let type = (objectID.entity.resolvedManagedObjectClass as? NSManagedObject.Type) ?? NSManagedObject.self
         let object = FaultCreation.$isCreatingFault.withValue(true) { type.init(entity: objectID.entity, insertInto: nil) }
         object.objectID = objectID
-        object.slots = Array(repeating: nil, count: object.layout.properties.count)
         object.status = [.fault]
         object.cachedRow = row
         object.managedObjectContext = context
@@ -304,6 +304,22 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     func fill(from row: StoreRow, in context: NSManagedObjectContext) {
         status.insert(.transitioning)
         status.remove(.fault)
+        if layout.hasOnlyPersistentAttributes && row.values.count == slots.count {
+            // Shares the row's storage until the first change (copy-on-write): no second copy of the values.
+            slots = row.values
+        } else {
+            fillSlots(from: row, in: context)
+        }
+        committedRow = row
+        if sharedKeyTable.hasPrimitiveAccessors {
+            for (key, accessor) in keyTable.primitiveAccessors {
+                if let slot = layout.slotByName[key], let set = accessor.set { set(self, slots[slot]) }
+            }
+        }
+        status.remove(.transitioning)
+    }
+
+    private func fillSlots(from row: StoreRow, in context: NSManagedObjectContext) {
         for (index, kind) in layout.kinds.enumerated() {
             switch kind {
             case .attribute:
@@ -320,13 +336,6 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 slots[index] = nil
             }
         }
-        committedRow = row
-        if sharedKeyTable.hasPrimitiveAccessors {
-            for (key, accessor) in keyTable.primitiveAccessors {
-                if let slot = layout.slotByName[key], let set = accessor.set { set(self, slots[slot]) }
-            }
-        }
-        status.remove(.transitioning)
     }
 
     /// Turns the object back into a fault: its values are dropped and read again on next access.

@@ -21,6 +21,9 @@ public final class EntityLayout: @unchecked Sendable {
     /// What each slot holds, so hot paths (filling a fault, reading a value) need no cast per property.
     public let kinds: [SlotKind]
 
+    /// Whether every slot is a persistent attribute: an object's values are then its row's values as they are.
+    public let hasOnlyPersistentAttributes: Bool
+
     /// The kind of a slot's property.
     public enum SlotKind: Sendable {
         case attribute, transientAttribute, toOne, toMany
@@ -48,6 +51,7 @@ public final class EntityLayout: @unchecked Sendable {
             if !property.isTransient { persistent.append(index) }
         }
         self.kinds = kinds
+        self.hasOnlyPersistentAttributes = kinds.allSatisfy { $0 == .attribute }
         self.slotByName = slots
         self.attributes = attributes
         self.relationships = relationships
