@@ -89,6 +89,17 @@ final class GRDBSide {
         configuration.journalMode = .wal
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
         queue = try DatabaseQueue(path: path, configuration: configuration)
+        // Every side must run with the same pragma: check what the connection ended up with (GRDB applies
+        // its own WAL defaults), and set it again if it differs.
+        let wanted = ["OFF": 0, "NORMAL": 1, "FULL": 2, "EXTRA": 3][synchronous.uppercased()]
+        try queue.writeWithoutTransaction { db in
+            if try Int.fetchOne(db, sql: "PRAGMA synchronous") != wanted {
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            }
+            if try Int.fetchOne(db, sql: "PRAGMA synchronous") != wanted {
+                throw BenchmarkError("GRDB's connection runs with another synchronous than \(synchronous)")
+            }
+        }
         itemEntity = try queue.read { db in try Int64.fetchOne(db, sql: "SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Item'") ?? -1 }
     }
 
