@@ -123,12 +123,9 @@ enum GraphWorkloads {
         let urls = ["ocd", "c"].map { files.file("graph-delete-\($0).sqlite") }
         var stack: OCDStack?
         var deleteTwin: OpaquePointer?
+        // The file's summary is (books, authors, join rows, tags).
         func check(_ url: URL) -> (Int, Outcome) -> String? {
-            { index, outcome in
-                if outcome != run { return "run \(index): got \(outcome), expected \(run)" }
-                let held = files.graphSummary(of: url)
-                return held == file ? nil : "run \(index): the file holds \(held) (books, authors, join rows, tags), expected \(file)"
-            }
+            StoreSide.expecting(run, thenFile: url, holds: file, read: files.graphSummary(of:))
         }
         workloads.append(StoreWorkload(
             key: "graph_cascade_delete", unit: "book", operations: Int(books),

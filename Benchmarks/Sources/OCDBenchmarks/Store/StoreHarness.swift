@@ -38,6 +38,16 @@ final class StoreSide {
         }
     }
 
+    /// The check of a write: the run's outcome equals `run`, then the file (read by `summary` on its own
+    /// connection) holds `file`.
+    static func expecting(_ run: Outcome, thenFile url: URL, holds file: Outcome, read summary: @escaping (URL) -> Outcome) -> (Int, Outcome) -> String? {
+        { index, outcome in
+            if outcome != run { return "run \(index): got \(outcome), expected \(run)" }
+            let held = summary(url)
+            return held == file ? nil : "run \(index): the file holds \(held), expected \(file)"
+        }
+    }
+
     static let sideNames = ["ocd": "OpenCoreData", "c": "C twin", "grdb": "GRDB", "grdb_record": "GRDB records"]
 }
 

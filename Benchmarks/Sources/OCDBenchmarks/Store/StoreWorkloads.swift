@@ -29,11 +29,7 @@ enum StoreWorkloads {
             let expected = Items.inserted(count)
             let fileExpected = Items.fullRead(count)
             func fileCheck(_ url: URL) -> (Int, Outcome) -> String? {
-                { index, outcome in
-                    if outcome != expected { return "run \(index): got \(outcome), expected \(expected)" }
-                    let file = files.summary(of: url)
-                    return file == fileExpected ? nil : "run \(index): the file holds \(file), expected \(fileExpected)"
-                }
+                StoreSide.expecting(expected, thenFile: url, holds: fileExpected, read: files.summary(of:))
             }
             let ocd = StoreSide("ocd", accessors
                                 ? "NSEntityDescription.insertNewObject as! ItemObject + 10 @Managed-style property sets (item.i0 = …), then one save()"
@@ -365,11 +361,7 @@ enum StoreWorkloads {
             let expected = Outcome(count: n, first: 1, last: n, checksum: n * (n + 1) / 2)
             let empty = Outcome(count: 0, first: 0, last: 0, checksum: 0)
             func check(_ url: URL) -> (Int, Outcome) -> String? {
-                { index, outcome in
-                    if outcome != expected { return "run \(index): got \(outcome), expected \(expected)" }
-                    let held = files.summary(of: url)
-                    return held == empty ? nil : "run \(index): the file still holds \(held)"
-                }
+                StoreSide.expecting(expected, thenFile: url, holds: empty, read: files.summary(of:))
             }
             workloads.append(StoreWorkload(
                 key: "delete_all", unit: "object", operations: Int(n),
