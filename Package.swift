@@ -35,7 +35,7 @@ let package = Package(
         // NSSQLiteStoreType: Core Data's SQLite file format, predicates translated to SQL (decisions D4, D5, D19).
         .target(name: "OCDSQLiteStore", dependencies: ["OCDStore", "OCDModel", "OCDPredicate", "CSQLite"]),
         // Object graph: managed objects, contexts, the coordinator, the container.
-        .target(name: "OCDGraph", dependencies: ["OCDStore", "OCDModel", "OCDPredicate"]),
+        .target(name: "OCDGraph", dependencies: ["OCDStore", "OCDModel", "OCDPredicate", "CSwiftRuntime"]),
         // Macros: @Managed and @ManagedObject, expanded by the compiler; only the umbrella uses them (decision D3).
         .macro(
             name: "OCDMacros",
@@ -73,6 +73,8 @@ let package = Package(
 
         // The system SQLite: the SQLite store's engine; tests also read fixture stores with it directly.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Declares swift_tryRetain for the context's object registry (decision D21); links nothing.
+        .systemLibrary(name: "CSwiftRuntime"),
         // Test helpers: the shared fixtures (real models and stores from Apple platforms).
         .target(name: "OCDTestSupport", dependencies: ["CSQLite", "OCDModel"]),
 

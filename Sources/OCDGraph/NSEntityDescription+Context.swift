@@ -1,5 +1,6 @@
 import Foundation
 import OCDModel
+import OCDStore
 
 extension NSEntityDescription {
     /// Creates an object of the entity named `entityName` in the model of `context`'s coordinator, of the
@@ -8,7 +9,7 @@ extension NSEntityDescription {
         guard let entity = entity(forEntityName: entityName, in: context) else {
             fatalError("+entityForName: could not locate an entity named '\(entityName)' in this model.")
         }
-        let type = (entity.resolvedManagedObjectClass as? NSManagedObject.Type) ?? NSManagedObject.self
+        let type = EntityRuntime.of(EntityLayout.of(entity)).managedObjectClass(of: entity)
         return type.init(entity: entity, insertInto: context)
     }
 

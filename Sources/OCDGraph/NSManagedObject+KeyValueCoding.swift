@@ -184,7 +184,7 @@ extension NSManagedObject {
     func noteWillAccess(_ key: String?) {
         if NSManagedObjectContext.concurrencyDebugEnabled { managedObjectContext?.assertQueue("access to \(key ?? "a fault") of \(objectID)") }
         fireFault()
-        if let key, layout.slotByName[key] != nil { observationRegistrar.access(self, keyPath: ObservationKeyPaths.path(for: key)) }
+        if let key, let slot = layout.slotByName[key] { observationRegistrar.access(self, keyPath: EntityRuntime.of(layout).observationPaths[slot]) }
     }
 
 
@@ -257,7 +257,7 @@ extension NSManagedObject {
         if recordsEventValue {
             eventOldValues[key] = change.oldValue ?? NSNull()
         }
-        registrar?.willSet(self, keyPath: ObservationKeyPaths.path(for: key))
+        registrar?.willSet(self, keyPath: EntityRuntime.of(layout).observationPaths[slot])
         if !observers.isEmpty {
             let (old, _) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
             notifyObservers(key, kind: kind, old: old, new: nil, isPrior: true)
@@ -288,7 +288,7 @@ extension NSManagedObject {
         if !status.contains(.awakingFromFetch) {
             managedObjectContext?.objectDidChange(self, property: property)
         }
-        registrar?.didSet(self, keyPath: ObservationKeyPaths.path(for: key))
+        registrar?.didSet(self, keyPath: EntityRuntime.of(layout).observationPaths[slot])
         if !observers.isEmpty {
             let (old, new) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
             notifyObservers(key, kind: kind, old: old, new: new, isPrior: false)
@@ -433,8 +433,11 @@ extension NSManagedObject: KeyPathNaming {
 /// Attribute values in their stored form: numbers as `NSNumber`, strings as `String`, and so on.
 enum AttributeValues {
     static func normalize(_ value: Any?, for attribute: NSAttributeDescription, of object: NSManagedObject) -> Any? {
-        guard let value, !(value is NSNull) else { return nil }
-        if let optional = value as? AnyOptionalValue {
+        guard let value else { return nil }
+        // Casts that fail cost a conformance lookup: only values that can be NSNull or an Optional try them.
+        if Swift.type(of: value) is AnyClass {
+            if value is NSNull { return nil }
+        } else if !ManagedValueCoercion.isPlainValue(value), let optional = value as? AnyOptionalValue {
             guard let wrapped = optional.wrappedValue else { return nil }
             return normalize(wrapped, for: attribute, of: object)
         }

@@ -54,7 +54,20 @@ extension NSManagedObject {
     private func validateProperties() throws {
         fireFault()
         var errors: [NSError] = []
+        let checks = EntityRuntime.of(layout).attributeChecks
+        let validators = keyTable.validators
         for (index, property) in layout.properties.enumerated() {
+            if validators.isEmpty || validators[property.name] == nil {
+                switch checks[index] {
+                case .none:
+                    continue
+                case .mandatory:
+                    if slots[index] == nil { modelErrors(for: property, value: nil, into: &errors) }
+                    continue
+                case .full:
+                    break
+                }
+            }
             if let relationship = property as? NSRelationshipDescription, relationship.isToMany,
                !(slots[index] is ToManyStorage), relationship.minCount == 0, relationship.maxCount == 0,
                keyTable.validators[property.name] == nil {

@@ -67,6 +67,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     var inverseUpdateDepth = 0
     var observers: [KeyObserver] = []
     var registrar: ObservationRegistrar?
+    /// The registry of the context that registered the object, which the object leaves in `deinit`.
+    var registry: ObjectRegistry?
     lazy var sharedKeyTable: ManagedKeyTable.Shared = ManagedKeyTable.shared(Swift.type(of: self))
     var keyTable: ManagedKeyTable { sharedKeyTable.table }
 
@@ -99,6 +101,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         if let context { context.insert(self) }
     }
 
+    deinit {
+        registry?.objectDeinitializing(Unmanaged.passUnretained(self).toOpaque(), id: objectID)
+    }
+
     /// Creates an object of the entity this class is the class of, and inserts it into `context`.
     public convenience init(context: NSManagedObjectContext) {
         guard let entity = Self.findEntity(in: context.persistentStoreCoordinator?.managedObjectModel) else {
@@ -109,7 +115,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// An object for a fetched row or `object(with:)`: a fault, registered in `context`.
     static func makeFault(for objectID: NSManagedObjectID, row: StoreRow?, in context: NSManagedObjectContext) -> NSManagedObject {
-        let type = (objectID.entity.resolvedManagedObjectClass as? NSManagedObject.Type) ?? NSManagedObject.self
+        let type = EntityRuntime.of(EntityLayout.of(objectID.entity)).managedObjectClass(of: objectID.entity)
         let object = FaultCreation.$isCreatingFault.withValue(true) { type.init(entity: objectID.entity, insertInto: nil) }
         object.objectID = objectID
         object.status = [.fault]
@@ -476,6 +482,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// An attribute's stored value: from the class's custom primitive accessor when it has one (the value
     /// then lives in the subclass's own storage), else from the slot.
     func attributeValue(slot: Int) -> Any? {
+        guard sharedKeyTable.hasPrimitiveAccessors else { return slots[slot] }
         let property = layout.properties[slot]
         if let accessor = keyTable.primitiveAccessors[property.name], let attribute = property as? NSAttributeDescription {
             return AttributeValues.normalize(accessor.get(self), for: attribute, of: self)

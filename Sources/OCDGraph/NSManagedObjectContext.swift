@@ -55,7 +55,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     let queue: DispatchQueue
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
-    var registry = ObjectRegistry()
+    let registry = ObjectRegistry()
     /// Whether registered objects are held strongly (Core Data's default: only changed ones are).
     public var retainsRegisteredObjects: Bool {
         get { registry.retainsObjects }
@@ -551,9 +551,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             assignments.append(contentsOf: zip(group, ids))
         }
         for (object, id) in assignments {
-            if registry[object.objectID] === object { registry[object.objectID] = nil }
-            object.objectID = id
-            if object.managedObjectContext === self { registry[id] = object }
+            registry.move(object, to: id, keepRegistered: object.managedObjectContext === self)
         }
     }
 

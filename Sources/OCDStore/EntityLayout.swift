@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import OCDModel
 
 /// The slots of an entity's objects and rows: every attribute and relationship, inherited ones first, each
@@ -58,20 +59,15 @@ public final class EntityLayout: @unchecked Sendable {
         self.persistentSlots = persistent
     }
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var layouts: [ObjectIdentifier: EntityLayout] = [:]
-
-    /// The layout of `entity`, built on first use. The entity's model must be in use (frozen): a layout
-    /// never changes after it is built.
+    /// The layout of `entity`, built on first use and kept by the entity. The entity's model must be in
+    /// use (frozen): a layout never changes after it is built.
     public static func of(_ entity: NSEntityDescription) -> EntityLayout {
-        let key = ObjectIdentifier(entity)
-        lock.lock()
-        defer { lock.unlock() }
-        if let layout = layouts[key], layout.entity === entity { return layout }
-        let layout = EntityLayout(entity: entity)
-        layouts[key] = layout
-        return layout
+        if let layout = entity.layerCache.load() { return unsafeDowncast(layout, to: EntityLayout.self) }
+        return unsafeDowncast(entity.layerCache.storeIfNil(EntityLayout(entity: entity)), to: EntityLayout.self)
     }
+
+    /// What the object graph layer keeps per entity (its accessors' tables), built on first use.
+    public let graphCache = AtomicLazyReference<AnyObject>()
 }
 
 /// One stored object as a store returns it: its ID, its optimistic-locking version and its persistent

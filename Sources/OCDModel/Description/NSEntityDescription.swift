@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import OCDPredicate
 import class OCDPredicate.NSExpression
 import class OCDPredicate.NSPredicate
@@ -13,6 +14,9 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
     public var name: String? { willSet { assertEditable() } }
     /// The model the entity belongs to.
     public internal(set) weak var managedObjectModel: NSManagedObjectModel?
+    /// What the layers above keep per entity of a model in use (the store layer's slot layout), so that
+    /// finding it costs an atomic load rather than a locked table lookup per object.
+    package let layerCache = AtomicLazyReference<AnyObject>()
     /// The name of the class of the entity's objects (`representedClassName` in a model file;
     /// `NSManagedObject` when not set). A leading "." means the app's own module, as Xcode writes it.
     public var managedObjectClassName: String! { willSet { assertEditable() } }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The classes entities name in `managedObjectClassName`.
 ///
@@ -10,8 +11,13 @@ enum ManagedObjectClasses {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var registered: [String: AnyClass] = [:]
 
+    /// Changes with every registration, so that a class resolved earlier can be cached until then.
+    private static let registrations = Atomic<Int>(0)
+    package static var generation: Int { registrations.load(ordering: .acquiring) }
+
     static func register(_ type: AnyClass, forName name: String) {
         lock.withLock { registered[name] = type }
+        registrations.add(1, ordering: .releasing)
     }
 
     /// The class for a model's class name: a registered one, else the class `NSClassFromString` finds.
@@ -45,4 +51,9 @@ extension NSEntityDescription {
         guard let name = managedObjectClassName, name != "NSManagedObject" else { return nil }
         return ManagedObjectClasses.resolve(name)
     }
+}
+
+extension NSManagedObjectModel {
+    /// Changes whenever a class is registered: a class resolved from a name stays right until then.
+    package static var classRegistrationGeneration: Int { ManagedObjectClasses.generation }
 }

@@ -53,8 +53,18 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
 
     /// The entities by name.
     public var entitiesByName: [String: NSEntityDescription] {
-        Dictionary(entityList.compactMap { entity in entity.name.map { ($0, entity) } }, uniquingKeysWith: { first, _ in first })
+        // A model in use cannot change: its table is built once (inserting objects by name reads it).
+        if !isEditable, let cached = frozenEntitiesByName.load() { return cached.table }
+        let table = Dictionary(entityList.compactMap { entity in entity.name.map { ($0, entity) } }, uniquingKeysWith: { first, _ in first })
+        if !isEditable { return frozenEntitiesByName.storeIfNil(EntityTable(table)).table }
+        return table
     }
+
+    private final class EntityTable: Sendable {
+        let table: [String: NSEntityDescription]
+        init(_ table: [String: NSEntityDescription]) { self.table = table }
+    }
+    private let frozenEntitiesByName = AtomicLazyReference<EntityTable>()
 
     /// Links entities named as parents, relationship destinations and inverses to the entities themselves.
     /// References to entities of another model (left by copying or merging) are resolved again by name.

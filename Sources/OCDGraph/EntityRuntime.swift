@@ -1,0 +1,52 @@
+import Foundation
+import OCDModel
+import OCDStore
+import Synchronization
+
+/// What the object graph keeps per entity of a model in use, built once and found through the entity's
+/// layout: per-object work then costs an atomic load instead of a locked, name-keyed lookup.
+final class EntityRuntime: @unchecked Sendable {
+    /// Swift Observation's key path of each slot's property.
+    let observationPaths: [KeyPath<NSManagedObject, Int>]
+    private let resolvedClass = Mutex<ResolvedClass?>(nil)
+
+    private struct ResolvedClass {
+        var generation: Int
+        var type: NSManagedObject.Type
+    }
+
+    /// What saving validates of each slot's property when the class has no `validate<Key>` for it.
+    let attributeChecks: [AttributeCheck]
+
+    enum AttributeCheck {
+        /// An optional attribute without validation predicates: nothing to check.
+        case none
+        /// A mandatory attribute without validation predicates: only that it has a value.
+        case mandatory
+        /// Predicates or a relationship: the whole check.
+        case full
+    }
+
+    private init(layout: EntityLayout) {
+        observationPaths = layout.properties.map { ObservationKeyPaths.path(for: $0.name) }
+        attributeChecks = layout.properties.map { property in
+            guard property is NSAttributeDescription, property.validationPredicates.isEmpty else { return .full }
+            return property.isOptional ? .none : .mandatory
+        }
+    }
+
+    static func of(_ layout: EntityLayout) -> EntityRuntime {
+        if let runtime = layout.graphCache.load() { return unsafeDowncast(runtime, to: EntityRuntime.self) }
+        return unsafeDowncast(layout.graphCache.storeIfNil(EntityRuntime(layout: layout)), to: EntityRuntime.self)
+    }
+
+    /// The class of the entity's objects: the class its `managedObjectClassName` resolves to, or
+    /// `NSManagedObject`. Resolved again after a class registration.
+    func managedObjectClass(of entity: NSEntityDescription) -> NSManagedObject.Type {
+        let generation = NSManagedObjectModel.classRegistrationGeneration
+        if let cached = resolvedClass.withLock({ $0 }), cached.generation == generation { return cached.type }
+        let type = (entity.resolvedManagedObjectClass as? NSManagedObject.Type) ?? NSManagedObject.self
+        resolvedClass.withLock { $0 = ResolvedClass(generation: generation, type: type) }
+        return type
+    }
+}
