@@ -36,8 +36,28 @@ final class EntityRuntime: @unchecked Sendable {
     }
 
     static func of(_ layout: EntityLayout) -> EntityRuntime {
-        if let runtime = layout.graphCache.load() { return unsafeDowncast(runtime, to: EntityRuntime.self) }
-        return unsafeDowncast(layout.graphCache.storeIfNil(EntityRuntime(layout: layout)), to: EntityRuntime.self)
+        if let runtime = layout.graphCache.load(as: EntityRuntime.self) { return runtime }
+        return layout.graphCache.storeIfNil(EntityRuntime(layout: layout))
+    }
+
+    /// The key table of objects of `type`: the table of the class most objects of the entity have, kept
+    /// here without a lock, or the class's own.
+    func keyTable(for type: NSManagedObject.Type) -> ManagedKeyTable.Shared {
+        if let cached = commonKeyTable.load(as: ClassKeyTable.self), cached.type == ObjectIdentifier(type) { return cached.table }
+        let table = ManagedKeyTable.shared(type)
+        _ = commonKeyTable.storeIfNil(ClassKeyTable(type: ObjectIdentifier(type), table: table))
+        return table
+    }
+
+    private let commonKeyTable = OnceReference()
+
+    private final class ClassKeyTable {
+        let type: ObjectIdentifier
+        let table: ManagedKeyTable.Shared
+        init(type: ObjectIdentifier, table: ManagedKeyTable.Shared) {
+            self.type = type
+            self.table = table
+        }
     }
 
     /// The class of the entity's objects: the class its `managedObjectClassName` resolves to, or

@@ -101,7 +101,7 @@ extension NSManagedObject {
     }
 
     private func orderedMembers(_ key: String) -> [NSManagedObject] {
-        guard let slot = layout.slotByName[key], layout.properties[slot] is NSRelationshipDescription else {
+        guard let slot = layout.slot(named: key), layout.properties[slot] is NSRelationshipDescription else {
             fatalError("\(key) is not a relationship of the entity \(entity.name ?? "?").")
         }
         return toMany(slot).objects
@@ -119,7 +119,7 @@ extension NSManagedObject {
     /// One to-many mutation with its set-mutation notifications (which also update the inverse).
     func mutateToMany(_ key: String, mutation: NSKeyValueSetMutationKind, objects: [NSManagedObject],
                       _ transform: ([NSManagedObject], [NSManagedObject]) -> [NSManagedObject]) {
-        guard let slot = layout.slotByName[key], let relationship = layout.properties[slot] as? NSRelationshipDescription,
+        guard let slot = layout.slot(named: key), let relationship = layout.properties[slot] as? NSRelationshipDescription,
               relationship.isToMany else {
             fatalError("\(key) is not a to-many relationship of the entity \(entity.name ?? "?").")
         }
@@ -139,7 +139,7 @@ extension NSManagedObject {
     /// inverse maintenance. It has `NSMutableSet`'s methods but is not an `NSMutableSet` (see
     /// Documentation/Graph.md: Linux Foundation's `NSMutableSet` cannot be subclassed safely).
     public func mutableSetValue(forKey key: String) -> ManagedMutableSet {
-        guard let slot = layout.slotByName[key], let relationship = layout.properties[slot] as? NSRelationshipDescription,
+        guard let slot = layout.slot(named: key), let relationship = layout.properties[slot] as? NSRelationshipDescription,
               relationship.isToMany, !relationship.isOrdered else {
             fatalError("mutableSetValueForKey: \(key) is not an unordered to-many relationship of the entity \(entity.name ?? "?").")
         }
@@ -148,7 +148,7 @@ extension NSManagedObject {
 
     /// A mutable ordered set whose changes go to the ordered to-many relationship `key`.
     public func mutableOrderedSetValue(forKey key: String) -> ManagedMutableOrderedSet {
-        guard let slot = layout.slotByName[key], let relationship = layout.properties[slot] as? NSRelationshipDescription,
+        guard let slot = layout.slot(named: key), let relationship = layout.properties[slot] as? NSRelationshipDescription,
               relationship.isToMany, relationship.isOrdered else {
             fatalError("mutableOrderedSetValueForKey: \(key) is not an ordered to-many relationship of the entity \(entity.name ?? "?").")
         }
@@ -170,7 +170,7 @@ public class ManagedRelationshipProxy {
     var members: [NSManagedObject] {
         object.willAccessValue(forKey: key)
         defer { object.didAccessValue(forKey: key) }
-        return object.toMany(object.layout.slotByName[key]!).objects
+        return object.toMany(object.layout.slot(named: key)!).objects
     }
 }
 

@@ -14,7 +14,7 @@ extension NSManagedObject {
     /// Apple raises `NSUnknownKeyException`.
     func kvcValue(forKey key: String) -> Any? {
         if sharedKeyTable.hasAccessors, let accessor = keyTable.accessors[key] { return accessor.get(self) }
-        guard let slot = layout.slotByName[key] else {
+        guard let slot = layout.slot(named: key) else {
             if let value = builtInValue(forKey: key) { return value }
             fatalError("[<\(Swift.type(of: self)) \(addressString)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\".")
         }
@@ -35,7 +35,7 @@ extension NSManagedObject {
             set(self, value)
             return
         }
-        guard layout.slotByName[key] != nil else {
+        guard layout.slot(named: key) != nil else {
             fatalError("[<\(Swift.type(of: self)) \(addressString)> setValue:forUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\".")
         }
         willChangeValue(forKey: key)
@@ -98,7 +98,7 @@ extension NSManagedObject {
     /// A to-many relationship answers a `Set<NSManagedObject>` (an `NSOrderedSet` when ordered).
     func kvcPrimitiveValue(forKey key: String) -> Any? {
         if sharedKeyTable.hasPrimitiveAccessors, let accessor = keyTable.primitiveAccessors[key] { return accessor.get(self) }
-        guard let slot = layout.slotByName[key] else {
+        guard let slot = layout.slot(named: key) else {
             fatalError("primitiveValueForKey: \(key) is not a property of the entity \(entity.name ?? "?").")
         }
         return publicValue(slot: slot)
@@ -117,7 +117,7 @@ extension NSManagedObject {
             set(self, value)
             // The subclass keeps the value; the slot mirrors it for saving and change tracking.
         }
-        guard let slot = layout.slotByName[key] else {
+        guard let slot = layout.slot(named: key) else {
             fatalError("setPrimitiveValue:forKey: \(key) is not a property of the entity \(entity.name ?? "?").")
         }
         fireFault()
@@ -184,7 +184,7 @@ extension NSManagedObject {
     func noteWillAccess(_ key: String?) {
         if NSManagedObjectContext.concurrencyDebugEnabled { managedObjectContext?.assertQueue("access to \(key ?? "a fault") of \(objectID)") }
         fireFault()
-        if let key, let slot = layout.slotByName[key] { observationRegistrar.access(self, keyPath: EntityRuntime.of(layout).observationPaths[slot]) }
+        if let key, let slot = layout.slot(named: key) { observationRegistrar.access(self, keyPath: EntityRuntime.of(layout).observationPaths[slot]) }
     }
 
 
@@ -223,21 +223,20 @@ extension NSManagedObject {
     }
 
     private func beginChange(_ key: String, kind: NSKeyValueChange, objects: Set<AnyHashable>?) {
-        guard let slot = layout.slotByName[key] else {
+        guard let slot = layout.slot(named: key) else {
             // An unmodeled property: observers only.
             notifyObservers(key, kind: kind, old: nil, new: nil, isPrior: true)
             return
         }
         fireFault()
-        if var pending = pendingChanges[key] {
-            pending.depth += 1
-            pendingChanges[key] = pending
+        if let index = pendingChanges.firstIndex(where: { $0.slot == slot }) {
+            pendingChanges[index].change.depth += 1
             return
         }
         var change = PendingChange(oldObjects: nil, oldValue: nil, depth: 1)
         let property = layout.properties[slot]
-        let recordsEventValue = !property.isTransient && eventOldValues[key] == nil && managedObjectContext != nil
-        if let relationship = property as? NSRelationshipDescription {
+        let recordsEventValue = !property.isTransient && !hasEventOldValue(slot) && managedObjectContext != nil
+        if layout.kinds[slot] == .toOne || layout.kinds[slot] == .toMany, let relationship = property as? NSRelationshipDescription {
             if relationship.isToMany {
                 // Copies of a to-many's members cost O(n): take them only for what needs them (inverse
                 // maintenance, observers, the event's old values), so that adding to a large relationship
@@ -252,10 +251,11 @@ extension NSManagedObject {
         } else {
             change.oldValue = slots[slot]
         }
-        pendingChanges[key] = change
+        pendingChanges.append((slot, change))
         // Persistent properties only, as Apple documents for changedValuesForCurrentEvent().
         if recordsEventValue {
-            eventOldValues[key] = change.oldValue ?? NSNull()
+            if eventOldValues.isEmpty { eventOldValues = Array(repeating: .unrecorded, count: layout.properties.count) }
+            eventOldValues[slot] = .recorded(change.oldValue)
         }
         registrar?.willSet(self, keyPath: EntityRuntime.of(layout).observationPaths[slot])
         if !observers.isEmpty {
@@ -265,19 +265,16 @@ extension NSManagedObject {
     }
 
     private func endChange(_ key: String, kind: NSKeyValueChange, objects: Set<AnyHashable>?) {
-        guard let slot = layout.slotByName[key] else {
+        guard let slot = layout.slot(named: key) else {
             notifyObservers(key, kind: kind, old: nil, new: value(forKey: key), isPrior: false)
             return
         }
-        guard var change = pendingChanges[key] else {
+        guard let index = pendingChanges.lastIndex(where: { $0.slot == slot }) else {
             fatalError("didChangeValueForKey: \(key) without a matching willChangeValueForKey: on \(objectID).")
         }
-        change.depth -= 1
-        if change.depth > 0 {
-            pendingChanges[key] = change
-            return
-        }
-        pendingChanges[key] = nil
+        pendingChanges[index].change.depth -= 1
+        if pendingChanges[index].change.depth > 0 { return }
+        let change = pendingChanges.remove(at: index).change
         let property = layout.properties[slot]
         if let relationship = property as? NSRelationshipDescription {
             if relationship.isToMany { (slots[slot] as? ToManyStorage)?.modified = true }
@@ -336,7 +333,7 @@ extension NSManagedObject {
 
     /// `source` now points here through `forward`: make `inverse` point back to it.
     private func inverseAdd(_ source: NSManagedObject, via inverse: NSRelationshipDescription, forward: NSRelationshipDescription) {
-        guard let slot = layout.slotByName[inverse.name] else { return }
+        guard let slot = layout.slot(named: inverse.name) else { return }
         fireFault()
         inverseUpdateDepth += 1
         defer { inverseUpdateDepth -= 1 }
@@ -359,7 +356,7 @@ extension NSManagedObject {
 
     /// `source` no longer points here: remove it from `inverse`.
     private func inverseRemove(_ source: NSManagedObject, via inverse: NSRelationshipDescription) {
-        guard let slot = layout.slotByName[inverse.name], !status.contains(.transitioning) else { return }
+        guard let slot = layout.slot(named: inverse.name), !status.contains(.transitioning) else { return }
         fireFault()
         inverseUpdateDepth += 1
         defer { inverseUpdateDepth -= 1 }
@@ -407,7 +404,7 @@ extension NSManagedObject: PredicateKeyValueCoding {
     /// Key-value coding for the predicate evaluator: as `value(forKey:)`, but an unknown key is an error
     /// the evaluator reports rather than a stop.
     public func predicateValue(forKey key: String) throws -> Any? {
-        if keyTable.accessors[key] == nil, layout.slotByName[key] == nil {
+        if keyTable.accessors[key] == nil, layout.slot(named: key) == nil {
             switch key {
             case "self", "objectID", "entity", "managedObjectContext": return value(forKey: key)
             default: throw PredicateEvaluationError.unknownKey(key, in: self)

@@ -59,17 +59,30 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// firing it reads its neighbours' rows in the same query.
     var faultBatch: FaultBatch?
     var status: Status = []
-    /// Old values since the last `processPendingChanges` (`changedValuesForCurrentEvent()`).
-    var eventOldValues: [String: Any] = [:]
-    /// Relationship members and observed values captured by `willChangeValue`, used by `didChangeValue`.
-    var pendingChanges: [String: PendingChange] = [:]
+    /// Old values since the last `processPendingChanges` (`changedValuesForCurrentEvent()`), by slot;
+    /// empty until the event's first change. By slot rather than by name: one allocation per object and
+    /// event instead of a dictionary growing with every property set.
+    var eventOldValues: [EventOldValue] = []
+    /// Changes begun by `willChangeValue` and not yet ended, by slot (rarely more than one at a time):
+    /// relationship members and observed values, used by `didChangeValue`.
+    var pendingChanges: [(slot: Int, change: PendingChange)] = []
+
+    enum EventOldValue {
+        case unrecorded
+        case recorded(Any?)
+    }
+
+    func hasEventOldValue(_ slot: Int) -> Bool {
+        guard slot < eventOldValues.count, case .recorded = eventOldValues[slot] else { return false }
+        return true
+    }
     /// While positive, relationship changes do not update the inverse (the change *is* an inverse update).
     var inverseUpdateDepth = 0
     var observers: [KeyObserver] = []
     var registrar: ObservationRegistrar?
     /// The registry of the context that registered the object, which the object leaves in `deinit`.
     var registry: ObjectRegistry?
-    lazy var sharedKeyTable: ManagedKeyTable.Shared = ManagedKeyTable.shared(Swift.type(of: self))
+    lazy var sharedKeyTable: ManagedKeyTable.Shared = EntityRuntime.of(layout).keyTable(for: Swift.type(of: self))
     var keyTable: ManagedKeyTable { sharedKeyTable.table }
 
     struct PendingChange {
@@ -81,14 +94,16 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Creates an object of `entity` and, if `context` is given, inserts it there (which calls
     /// `awakeFromInsert()`). The model's default values are set first.
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
-        let creatingFault = FaultCreation.isCreatingFault
+        let faultID = FaultCreation.take()
+        let creatingFault = faultID != nil
         if entity.isAbstract && !creatingFault {
             fatalError("Cannot create an instance of the abstract entity \(entity.name ?? "?").")
         }
         self.entity = entity
         self.layout = EntityLayout.of(entity)
-        self.objectID = NSManagedObjectID(temporaryFor: entity)
-        self.slots = Array(repeating: nil, count: layout.properties.count)
+        self.objectID = faultID ?? NSManagedObjectID(temporaryFor: entity)
+        // Shared until the first write (copy-on-write): a fault's values come from its row.
+        self.slots = layout.nilValues
         super.init()
         // A fault's values come from its row; defaults and insertion are for new objects only.
         if creatingFault { return }
@@ -116,8 +131,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// An object for a fetched row or `object(with:)`: a fault, registered in `context`.
     static func makeFault(for objectID: NSManagedObjectID, row: StoreRow?, in context: NSManagedObjectContext) -> NSManagedObject {
         let type = EntityRuntime.of(EntityLayout.of(objectID.entity)).managedObjectClass(of: objectID.entity)
-        let object = FaultCreation.$isCreatingFault.withValue(true) { type.init(entity: objectID.entity, insertInto: nil) }
-        object.objectID = objectID
+        let object = FaultCreation.creating(objectID) { type.init(entity: objectID.entity, insertInto: nil) }
         object.status = [.fault]
         object.cachedRow = row
         object.managedObjectContext = context
@@ -319,7 +333,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         committedRow = row
         if sharedKeyTable.hasPrimitiveAccessors {
             for (key, accessor) in keyTable.primitiveAccessors {
-                if let slot = layout.slotByName[key], let set = accessor.set { set(self, slots[slot]) }
+                if let slot = layout.slot(named: key), let set = accessor.set { set(self, slots[slot]) }
             }
         }
         status.remove(.transitioning)
@@ -354,10 +368,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         }
         willTurnIntoFault()
         status.insert(.transitioning)
-        for index in slots.indices { slots[index] = nil }
+        slots = layout.nilValues
         cachedRow = nil
-        pendingChanges = [:]
-        eventOldValues = [:]
+        pendingChanges = []
+        eventOldValues = []
         status.insert(.fault)
         status.remove(.transitioning)
         didTurnIntoFault()
@@ -374,9 +388,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Drops every value without the fault hooks: the context is going away.
     func releaseValues() {
-        for index in slots.indices { slots[index] = nil }
+        slots = layout.nilValues
         cachedRow = nil
-        pendingChanges = [:]
+        pendingChanges = []
         status.insert(.fault)
     }
 
@@ -398,20 +412,20 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Whether the to-many relationship `key` holds its objects (loaded or changed).
     func isToManyLoaded(_ key: String) -> Bool {
-        guard let slot = layout.slotByName[key] else { return true }
+        guard let slot = layout.slot(named: key) else { return true }
         return slots[slot] is ToManyStorage || committedRow?.values[slot] is [NSManagedObjectID]
     }
 
     /// Sets a prefetched to-many relationship that is not loaded yet.
     func loadToMany(_ key: String, _ objects: [NSManagedObject]) {
-        guard let slot = layout.slotByName[key], !(slots[slot] is ToManyStorage) else { return }
+        guard let slot = layout.slot(named: key), !(slots[slot] is ToManyStorage) else { return }
         fireFault()
         slots[slot] = ToManyStorage(objects)
     }
 
     /// Whether the relationship `key` is not loaded (to-many) or points to a fault (to-one). Never fires.
     public func hasFault(forRelationshipNamed key: String) -> Bool {
-        guard let slot = layout.slotByName[key], let relationship = layout.properties[slot] as? NSRelationshipDescription else {
+        guard let slot = layout.slot(named: key), let relationship = layout.properties[slot] as? NSRelationshipDescription else {
             fatalError("hasFaultForRelationshipNamed: \(key) is not a relationship of the entity \(entity.name ?? "?").")
         }
         if status.contains(.fault) { return true }
@@ -421,7 +435,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// The IDs of the objects the relationship `key` points to, without firing relationship faults.
     public func objectIDs(forRelationshipNamed key: String) -> [NSManagedObjectID] {
-        guard let slot = layout.slotByName[key], let relationship = layout.properties[slot] as? NSRelationshipDescription else {
+        guard let slot = layout.slot(named: key), let relationship = layout.properties[slot] as? NSRelationshipDescription else {
             fatalError("objectIDsForRelationshipNamed: \(key) is not a relationship of the entity \(entity.name ?? "?").")
         }
         if status.contains(.fault) {
@@ -492,7 +506,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Old values of the persistent properties changed since the last `processPendingChanges()`.
     public func changedValuesForCurrentEvent() -> [String: Any] {
-        eventOldValues
+        var result: [String: Any] = [:]
+        for (slot, entry) in eventOldValues.enumerated() {
+            if case .recorded(let old) = entry { result[layout.properties[slot].name] = old ?? NSNull() }
+        }
+        return result
     }
 
     /// The last fetched or saved values of `keys` (all persistent properties for nil): `NSNull` for nil,
@@ -504,7 +522,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         var result: [String: Any] = [:]
         let names = keys ?? layout.persistentSlots.map { layout.properties[$0].name }
         for name in names {
-            guard let slot = layout.slotByName[name] else {
+            guard let slot = layout.slot(named: name) else {
                 fatalError("committedValuesForKeys: \(name) is not a property of the entity \(entity.name ?? "?").")
             }
             let property = layout.properties[slot]
@@ -572,9 +590,31 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 }
 
-/// Set while the context builds a fault through `init(entity:insertInto:)`.
+/// The ID of the fault the context is building through `init(entity:insertInto:)` on this thread.
+///
+/// A thread-specific value rather than a task-local one: binding a task-local allocates, once per
+/// fetched object. `NSManagedObject.init` takes the value, so objects its subclass creates after
+/// `super.init` are new objects, not faults.
 enum FaultCreation {
-    @TaskLocal static var isCreatingFault = false
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    static func creating<T>(_ objectID: NSManagedObjectID, _ body: () -> T) -> T {
+        let previous = pthread_getspecific(key)
+        pthread_setspecific(key, Unmanaged.passUnretained(objectID).toOpaque())
+        defer { pthread_setspecific(key, previous) }
+        return withExtendedLifetime(objectID) { body() }
+    }
+
+    /// The pending fault's ID, cleared for the rest of its creation.
+    static func take() -> NSManagedObjectID? {
+        guard let pointer = pthread_getspecific(key) else { return nil }
+        pthread_setspecific(key, nil)
+        return Unmanaged<NSManagedObjectID>.fromOpaque(pointer).takeUnretainedValue()
+    }
 }
 
 /// The members of a to-many relationship, in order (insertion order for an unordered one).

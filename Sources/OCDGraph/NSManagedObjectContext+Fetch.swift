@@ -160,7 +160,7 @@ extension NSManagedObjectContext {
                 fillRows(of: level)
                 var groups: [ObjectIdentifier: (NSRelationshipDescription, [NSManagedObject])] = [:]
                 for object in level {
-                    guard let slot = object.layout.slotByName[key],
+                    guard let slot = object.layout.slot(named: key),
                           let relationship = object.layout.properties[slot] as? NSRelationshipDescription else { continue }
                     object.fireFault()
                     groups[ObjectIdentifier(relationship), default: (relationship, [])].1.append(object)
@@ -174,11 +174,11 @@ extension NSManagedObjectContext {
                             member.loadToMany(relationship.name, faults(for: destinations[member.objectID] ?? [], batchSize: .max))
                         }
                         for member in members {
-                            if let slot = member.layout.slotByName[relationship.name] { next.append(contentsOf: member.toMany(slot).objects) }
+                            if let slot = member.layout.slot(named: relationship.name) { next.append(contentsOf: member.toMany(slot).objects) }
                         }
                     } else {
                         for member in members {
-                            if let slot = member.layout.slotByName[relationship.name], let destination = member.slots[slot] as? NSManagedObject {
+                            if let slot = member.layout.slot(named: relationship.name), let destination = member.slots[slot] as? NSManagedObject {
                                 next.append(destination)
                             }
                         }
@@ -340,7 +340,7 @@ final class RowReader: NSObject, PredicateKeyValueCoding, StoreObjectReference {
     }
 
     func predicateValue(forKey key: String) throws -> Any? {
-        guard let slot = row.layout.slotByName[key] else {
+        guard let slot = row.layout.slot(named: key) else {
             if key == "objectID" || key == "self" { return row.objectID }
             throw PredicateEvaluationError.unknownKey(key, in: self)
         }

@@ -394,7 +394,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         unprocessedUpdated = [:]
         unprocessedDeleted = [:]
         unprocessedRefreshed = [:]
-        for object in objectsWithEventValues.values { object.eventOldValues = [:] }
+        for object in objectsWithEventValues.values { object.eventOldValues = [] }
         objectsWithEventValues = [:]
         if !userInfo.isEmpty {
             NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: userInfo)
@@ -453,7 +453,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             } else {
                 object.turnIntoFault()
             }
-            object.eventOldValues = [:]
+            object.eventOldValues = []
             object.awakeFromSnapshotEvents(.rollback)
         }
         unprocessedInserted = [:]

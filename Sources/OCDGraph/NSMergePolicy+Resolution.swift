@@ -167,7 +167,7 @@ extension NSMergePolicy {
 
     /// The value of a constrained property as constraint values hold it (a to-one as its destination ID).
     static func constrainedValue(of object: NSManagedObject, _ name: String) -> Any? {
-        guard let slot = object.layout.slotByName[name] else { return nil }
+        guard let slot = object.layout.slot(named: name) else { return nil }
         object.fireFault()
         if object.layout.properties[slot] is NSRelationshipDescription {
             return (object.slots[slot] as? NSManagedObject)?.objectID
@@ -200,7 +200,7 @@ extension NSMergePolicy {
             let property = layout.properties[slot]
             let relationship = property as? NSRelationshipDescription
             if relationship?.isToMany == true { continue }
-            guard let targetSlot = target.layout.slotByName[property.name] else { continue }
+            guard let targetSlot = target.layout.slot(named: property.name) else { continue }
             let value = constrainedValue(of: source, property.name)
             if respectingChangesOfTarget, let committed = target.committedRow,
                !NSManagedObject.valuesEqual(constrainedValue(of: target, property.name), committed.values[targetSlot]) {
@@ -223,7 +223,7 @@ extension NSMergePolicy {
     /// Moves every member of `source`'s to-many relationships to the same relationship of `target`.
     static func moveToManyMembers(from source: NSManagedObject, to target: NSManagedObject) {
         for (slot, relationship) in source.layout.relationships where relationship.isToMany && !relationship.isTransient {
-            guard target.layout.slotByName[relationship.name] != nil else { continue }
+            guard target.layout.slot(named: relationship.name) != nil else { continue }
             let members = source.toMany(slot).objects
             guard !members.isEmpty else { continue }
             source.managedRemove(members, forKey: relationship.name)

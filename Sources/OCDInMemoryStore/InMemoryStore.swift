@@ -125,7 +125,7 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         var result: [StoreRow] = []
         for candidate in Self.entities(of: StoreFetchPlan(entity: entity)) {
             let layout = EntityLayout.of(candidate)
-            let slots = names.compactMap { layout.slotByName[$0] }
+            let slots = names.compactMap { layout.slot(named: $0) }
             guard slots.count == names.count else { continue }
             for row in (tables.rows[candidate.name ?? ""] ?? [:]).values {
                 let matches = zip(slots, wanted).allSatisfy { slot, value in
@@ -197,7 +197,7 @@ final class RowProxy: NSObject, PredicateKeyValueCoding, StoreObjectReference {
 
     func predicateValue(forKey key: String) throws -> Any? {
         let layout = row.layout
-        guard let slot = layout.slotByName[key] else {
+        guard let slot = layout.slot(named: key) else {
             if key == "self" { return self }
             if key == "objectID" { return row.objectID }
             throw PredicateEvaluationError.unknownKey(key, in: self)

@@ -592,7 +592,7 @@ final class PredicateSQL {
             if key.hasPrefix("@") {
                 throw unsupported("\(components.joined(separator: ".")): \(key) must follow a to-many relationship")
             }
-            guard let slot = mapping.layout.slotByName[key] else { throw notFound(components, mapping) }
+            guard let slot = mapping.layout.slot(named: key) else { throw notFound(components, mapping) }
             let property = mapping.layout.properties[slot]
             if property.isTransient {
                 // Apple's wording: a transient property has no column, so the SQL entity does not know it.

@@ -376,7 +376,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let (connection, schema) = try ready()
         guard let first = objectIDs.first else { return [:] }
         let mapping = try self.mapping(first.entity)
-        guard let slot = mapping.layout.slotByName[relationship.name] else { return [:] }
+        guard let slot = mapping.layout.slot(named: relationship.name) else { return [:] }
         var byKey: [Int64: NSManagedObjectID] = [:]
         for id in objectIDs { if let pk = primaryKey(of: id) { byKey[pk] = id } }
         guard !byKey.isEmpty else { return [:] }
@@ -474,7 +474,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var terms: [String] = []
         var arguments: [SQLValue] = []
         for (name, value) in zip(names, values) {
-            guard let slot = mapping.layout.slotByName[name] else { return [] }
+            guard let slot = mapping.layout.slot(named: name) else { return [] }
             switch mapping.storage[slot] {
             case .attribute(let column, let attribute):
                 terms.append("t0.\(column) = ?")
@@ -570,9 +570,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard let pk = primaryKey(of: row.objectID), let mapping = schema.mapping(for: row.objectID.entity) else {
             throw StoreError.invalidRequest("The object \(row.objectID) does not belong to this store.")
         }
-        let (columns, arguments) = try columnValues(row, mapping)
-        let sql = "INSERT INTO \(mapping.table.name) (Z_PK, Z_ENT, Z_OPT\(columns.map { ", " + $0 }.joined())) VALUES (?, ?, 1\(String(repeating: ", ?", count: columns.count)))"
-        try connection.run(sql, [.integer(pk), .integer(Int64(mapping.number))] + arguments)
+        var arguments: [SQLValue] = [.integer(pk), .integer(Int64(mapping.number))]
+        try appendColumnValues(row, mapping, to: &arguments)
+        try connection.run(mapping.insertSQL, arguments)
         return StoreRow(objectID: row.objectID, version: 1, values: row.values)
     }
 
@@ -580,40 +580,31 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard let pk = primaryKey(of: row.objectID), let mapping = schema.mapping(for: row.objectID.entity) else {
             throw StoreError.invalidRequest("The object \(row.objectID) does not belong to this store.")
         }
-        let (columns, arguments) = try columnValues(row, mapping)
-        let sql = "UPDATE \(mapping.table.name) SET Z_OPT = Z_OPT + 1\(columns.map { ", \($0) = ?" }.joined()) WHERE Z_PK = ? AND Z_OPT = ?"
-        try connection.run(sql, arguments + [.integer(pk), .integer(expectedVersion)])
+        var arguments: [SQLValue] = []
+        try appendColumnValues(row, mapping, to: &arguments)
+        arguments.append(.integer(pk))
+        arguments.append(.integer(expectedVersion))
+        try connection.run(mapping.updateSQL, arguments)
         guard connection.changes == 1 else { return nil }
         return StoreRow(objectID: row.objectID, version: expectedVersion + 1, values: row.values)
     }
 
-    /// The columns and values of a row's attributes and to-one relationships.
-    private func columnValues(_ row: StoreRow, _ mapping: EntityMapping) throws -> ([String], [SQLValue]) {
-        var columns: [String] = []
-        var values: [SQLValue] = []
-        let existing = mapping.table.existingColumns
-        for slot in mapping.selectedSlots {
-            switch mapping.storage[slot] {
-            case .attribute(let column, let attribute):
-                // A derived attribute's column is kept by the store's triggers (Apple's stores), not written.
-                if attribute is NSDerivedAttributeDescription { continue }
-                guard existing.isEmpty || existing.contains(column) else { continue }
-                columns.append(column)
-                values.append(try ValueCoding.encode(row.values[slot], attribute))
-            case .toOne(let column, let entityColumn, _):
-                let destination = row.values[slot] as? NSManagedObjectID
-                columns.append(column)
-                values.append(destination.flatMap { primaryKey(of: $0) }.map { .integer($0) } ?? .null)
-                if let entityColumn {
-                    columns.append(entityColumn)
-                    let number = destination.flatMap { try? self.mapping($0.entity).number }
-                    values.append(number.map { .integer(Int64($0)) } ?? .null)
-                }
-            default:
-                break
+    /// The values of a row's written columns (``EntityMapping/writtenColumns``), in their order.
+    private func appendColumnValues(_ row: StoreRow, _ mapping: EntityMapping, to values: inout [SQLValue]) throws {
+        let columns = mapping.writtenColumns
+        values.reserveCapacity(values.count + columns.count + 2)
+        for written in columns {
+            if let attribute = written.attribute {
+                values.append(try ValueCoding.encode(row.values[written.slot], attribute))
+                continue
+            }
+            let destination = row.values[written.slot] as? NSManagedObjectID
+            values.append(destination.flatMap { primaryKey(of: $0) }.map { .integer($0) } ?? .null)
+            if written.entityColumn != nil {
+                let number = destination.flatMap { try? self.mapping($0.entity).number }
+                values.append(number.map { .integer(Int64($0)) } ?? .null)
             }
         }
-        return (columns, values)
     }
 
     /// Writes order keys of ordered one-to-many relationships and the join-table rows of many-to-many

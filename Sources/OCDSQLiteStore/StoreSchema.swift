@@ -85,6 +85,41 @@ final class EntityMapping {
     }
 
     var hasSubentities: Bool { !entity.subentities.isEmpty }
+
+    /// A column an insert or update writes: an attribute's, or a to-one's key (and entity) columns.
+    struct WrittenColumn {
+        let slot: Int
+        let column: String
+        let attribute: NSAttributeDescription?
+        let entityColumn: String?
+    }
+
+    /// The columns inserts and updates write, in `selectedSlots` order, worked out once (the schema is
+    /// complete when the store first writes): a derived attribute's column is kept by the store's triggers
+    /// (Apple's stores) and a column missing from an older file is not written.
+    lazy var writtenColumns: [WrittenColumn] = selectedSlots.compactMap { slot in
+        switch storage[slot] {
+        case .attribute(let column, let attribute):
+            if attribute is NSDerivedAttributeDescription { return nil }
+            guard table.existingColumns.isEmpty || table.existingColumns.contains(column) else { return nil }
+            return WrittenColumn(slot: slot, column: column, attribute: attribute, entityColumn: nil)
+        case .toOne(let column, let entityColumn, _):
+            return WrittenColumn(slot: slot, column: column, attribute: nil, entityColumn: entityColumn)
+        default:
+            return nil
+        }
+    }
+
+    private var writtenColumnNames: [String] { writtenColumns.flatMap { [$0.column] + ($0.entityColumn.map { [$0] } ?? []) } }
+
+    /// `INSERT` of a row: Z_PK, Z_ENT, then the written columns.
+    lazy var insertSQL: String = {
+        let names = writtenColumnNames
+        return "INSERT INTO \(table.name) (Z_PK, Z_ENT, Z_OPT\(names.map { ", " + $0 }.joined())) VALUES (?, ?, 1\(String(repeating: ", ?", count: names.count)))"
+    }()
+
+    /// `UPDATE` of a row with the version it must have: the written columns, then Z_PK and Z_OPT.
+    lazy var updateSQL: String = "UPDATE \(table.name) SET Z_OPT = Z_OPT + 1\(writtenColumnNames.map { ", \($0) = ?" }.joined()) WHERE Z_PK = ? AND Z_OPT = ?"
 }
 
 /// The mapping between a model and Core Data's SQLite schema (../shared/spec/sqlite-store-format.md):
@@ -229,7 +264,7 @@ final class StoreSchema {
                     // One-to-many: the destination's foreign key to us.
                     let destinationTable = destinationMapping.table
                     guard case .toOne(let fk, _, _)? = mappings[inverse.entity?.name ?? ""].flatMap({ m in
-                        m.layout.slotByName[inverse.name].map { m.storage[$0] }
+                        m.layout.slot(named: inverse.name).map { m.storage[$0] }
                     }) else {
                         mapping.storage[slot] = .none
                         continue
@@ -420,14 +455,14 @@ final class StoreSchema {
             }
             for constraint in mapping.entity.uniquenessConstraints {
                 let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
-                let columns = names.compactMap { name in mapping.layout.slotByName[name].flatMap { column(of: mapping, slot: $0) } }
+                let columns = names.compactMap { name in mapping.layout.slot(named: name).flatMap { column(of: mapping, slot: $0) } }
                 guard !columns.isEmpty, columns.count == names.count else { continue }
                 let name = "Z_\(entityName)_UNIQUE_" + names.joined(separator: "_")
                 index(name, "CREATE UNIQUE INDEX \(name) ON \(table) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
             }
             for fetchIndex in mapping.entity.indexes {
                 let parts = fetchIndex.elements.compactMap { element -> String? in
-                    guard let name = element.propertyName, let slot = mapping.layout.slotByName[name], let column = column(of: mapping, slot: slot) else { return nil }
+                    guard let name = element.propertyName, let slot = mapping.layout.slot(named: name), let column = column(of: mapping, slot: slot) else { return nil }
                     return "\(column) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")"
                 }
                 guard !parts.isEmpty else { continue }

@@ -13,6 +13,14 @@ public final class EntityLayout: @unchecked Sendable {
     public let properties: [NSPropertyDescription]
     /// Slot index by property name.
     public let slotByName: [String: Int]
+    private let slotIndex: SlotIndex
+
+    /// The slot of the property `name`, or nil: ``slotByName`` without hashing the name (every
+    /// `value(forKey:)` and `setValue(_:forKey:)` looks its key up several times).
+    @inline(__always)
+    public func slot(named name: String) -> Int? {
+        slotIndex.slot(named: name) ?? slotByName[name]
+    }
     /// The attributes' slots, with their descriptions.
     public let attributes: [(slot: Int, attribute: NSAttributeDescription)]
     /// The relationships' slots, with their descriptions.
@@ -21,6 +29,9 @@ public final class EntityLayout: @unchecked Sendable {
     public let persistentSlots: [Int]
     /// What each slot holds, so hot paths (filling a fault, reading a value) need no cast per property.
     public let kinds: [SlotKind]
+
+    /// One nil per slot: the starting values of an object, shared until written.
+    public let nilValues: [Any?]
 
     /// Whether every slot is a persistent attribute: an object's values are then its row's values as they are.
     public let hasOnlyPersistentAttributes: Bool
@@ -52,8 +63,10 @@ public final class EntityLayout: @unchecked Sendable {
             if !property.isTransient { persistent.append(index) }
         }
         self.kinds = kinds
+        self.nilValues = Array(repeating: nil, count: properties.count)
         self.hasOnlyPersistentAttributes = kinds.allSatisfy { $0 == .attribute }
         self.slotByName = slots
+        self.slotIndex = SlotIndex(slots)
         self.attributes = attributes
         self.relationships = relationships
         self.persistentSlots = persistent
@@ -62,12 +75,12 @@ public final class EntityLayout: @unchecked Sendable {
     /// The layout of `entity`, built on first use and kept by the entity. The entity's model must be in
     /// use (frozen): a layout never changes after it is built.
     public static func of(_ entity: NSEntityDescription) -> EntityLayout {
-        if let layout = entity.layerCache.load() { return unsafeDowncast(layout, to: EntityLayout.self) }
-        return unsafeDowncast(entity.layerCache.storeIfNil(EntityLayout(entity: entity)), to: EntityLayout.self)
+        if let layout = entity.layerCache.load(as: EntityLayout.self) { return layout }
+        return entity.layerCache.storeIfNil(EntityLayout(entity: entity))
     }
 
     /// What the object graph layer keeps per entity (its accessors' tables), built on first use.
-    public let graphCache = AtomicLazyReference<AnyObject>()
+    package let graphCache = OnceReference()
 }
 
 /// One stored object as a store returns it: its ID, its optimistic-locking version and its persistent
@@ -92,7 +105,74 @@ public final class StoreRow: @unchecked Sendable {
 
     /// The value of the property named `name`, or nil if the row has no such slot.
     public func value(named name: String) -> Any? {
-        guard let slot = layout.slotByName[name] else { return nil }
+        guard let slot = layout.slot(named: name) else { return nil }
         return values[slot]
+    }
+}
+
+/// An open-addressing table from a name's 16 bytes of `String` representation to its slot.
+///
+/// A name of up to 15 UTF-8 bytes is a small string, whose representation is its bytes, so equal bits
+/// mean equal names. A longer name's bits point to its storage, which the table keeps alive, so equal
+/// bits still mean the same string. Whatever the table misses (the same name stored elsewhere, a
+/// representation it did not expect, an unknown key) is looked up by hashing, so a miss costs speed,
+/// never correctness.
+private struct SlotIndex {
+    private var keys: [(UInt64, UInt64)]
+    private var slots: [Int]
+    private let mask: Int
+    /// The strings whose bits are the keys, kept so that their storage is never reused.
+    private let names: [String]
+
+    init(_ byName: [String: Int]) {
+        var size = 8
+        while size < byName.count * 2 { size *= 2 }
+        mask = size - 1
+        keys = Array(repeating: (0, 0), count: size)
+        slots = Array(repeating: -1, count: size)
+        var names: [String] = []
+        #if _pointerBitWidth(_64)
+        for (name, slot) in byName {
+            // Built from its bytes: a name that fits is then in its small (inline) form.
+            let canonical = String(decoding: Array(name.utf8), as: UTF8.self)
+            names.append(canonical)
+            let bits = Self.bits(canonical)
+            var index = Self.start(bits, mask)
+            while keys[index].0 != 0 || keys[index].1 != 0 { index = (index + 1) & mask }
+            keys[index] = bits
+            slots[index] = slot
+        }
+        #endif
+        self.names = names
+    }
+
+    @inline(__always)
+    private static func bits(_ string: String) -> (UInt64, UInt64) {
+        #if _pointerBitWidth(_64)
+        unsafeBitCast(string, to: (UInt64, UInt64).self)
+        #else
+        (0, 0)
+        #endif
+    }
+
+    @inline(__always)
+    private static func start(_ bits: (UInt64, UInt64), _ mask: Int) -> Int {
+        Int(truncatingIfNeeded: ((bits.0 &* 0x9E37_79B9_7F4A_7C15) ^ (bits.1 &* 0xC2B2_AE3D_27D4_EB4F)) >> 40) & mask
+    }
+
+    @inline(__always)
+    func slot(named name: String) -> Int? {
+        #if _pointerBitWidth(_64)
+        let bits = Self.bits(name)
+        var index = Self.start(bits, mask)
+        while true {
+            let key = keys[index]
+            if key.0 == bits.0 && key.1 == bits.1 { return slots[index] }
+            if key.0 == 0 && key.1 == 0 { return nil }
+            index = (index + 1) & mask
+        }
+        #else
+        return nil
+        #endif
     }
 }

@@ -164,7 +164,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
 
     /// The destinations of a to-many `relationship` of the object `objectID`, in order for an ordered one.
     open func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID) throws -> [NSManagedObjectID] {
-        guard let row = try row(for: objectID), let slot = row.layout.slotByName[relationship.name] else { return [] }
+        guard let row = try row(for: objectID), let slot = row.layout.slot(named: relationship.name) else { return [] }
         return row.values[slot] as? [NSManagedObjectID] ?? []
     }
 

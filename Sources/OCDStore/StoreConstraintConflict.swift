@@ -103,7 +103,7 @@ extension StoreSaveRequest {
     static func values(of row: StoreRow, _ names: [String]) -> [Any]? {
         var result: [Any] = []
         for name in names {
-            guard let slot = row.layout.slotByName[name], let value = row.values[slot] else { return nil }
+            guard let slot = row.layout.slot(named: name), let value = row.values[slot] else { return nil }
             result.append(value)
         }
         return result

@@ -16,7 +16,7 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
     public internal(set) weak var managedObjectModel: NSManagedObjectModel?
     /// What the layers above keep per entity of a model in use (the store layer's slot layout), so that
     /// finding it costs an atomic load rather than a locked table lookup per object.
-    package let layerCache = AtomicLazyReference<AnyObject>()
+    package let layerCache = OnceReference()
     /// The name of the class of the entity's objects (`representedClassName` in a model file;
     /// `NSManagedObject` when not set). A leading "." means the app's own module, as Xcode writes it.
     public var managedObjectClassName: String! { willSet { assertEditable() } }
