@@ -261,7 +261,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Whether the object is inserted, updated or deleted.
     public var hasChanges: Bool { !status.isDisjoint(with: [.inserted, .updated, .deleted]) }
     /// Whether any persistent property differs from its committed value.
-    public var hasPersistentChangedValues: Bool { !changedValues().isEmpty }
+    public var hasPersistentChangedValues: Bool { hasChangedValues }
     /// 0 when the object is realized and not changing state; non-zero for a fault and while it turns into
     /// one or is being filled.
     public var faultingState: Int { status.isDisjoint(with: [.fault, .transitioning, .awakingFromFetch]) ? 0 : 1 }
@@ -460,37 +460,56 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Persistent properties changed since the last fetch or save, with their new values (`NSNull` for
     /// nil). Does not fire relationship faults.
     public func changedValues() -> [String: Any] {
-        if status.contains(.fault) { return [:] }
         var result: [String: Any] = [:]
-        for slot in layout.persistentSlots {
-            let property = layout.properties[slot]
-            if let relationship = property as? NSRelationshipDescription {
-                if relationship.isToMany {
-                    guard let storage = slots[slot] as? ToManyStorage else { continue }
-                    let committed = committedRow?.values[slot] as? [NSManagedObjectID]
-                    let current = storage.objects.map(\.objectID)
-                    let changed: Bool
-                    if let committed {
-                        changed = relationship.isOrdered ? committed != current : Set(committed) != Set(current)
-                    } else if committedRow != nil {
-                        // Loaded from the store, not from the row: changed if it was ever touched.
-                        changed = storage.modified
-                    } else {
-                        changed = !current.isEmpty
-                    }
-                    if changed { result[property.name] = publicValue(ofToMany: storage, relationship) }
-                } else {
-                    let current = slots[slot] as? NSManagedObject
-                    let committed = committedRow?.values[slot] as? NSManagedObjectID
-                    if current?.objectID != committed { result[property.name] = current ?? NSNull() }
-                }
-            } else {
-                let current = attributeValue(slot: slot)
-                let committed = committedRow?.values[slot] ?? nil
-                if !Self.valuesEqual(current, committed) { result[property.name] = current ?? NSNull() }
-            }
+        visitChanges { name, value in
+            result[name] = value()
+            return true
         }
         return result
+    }
+
+    /// Whether `changedValues()` would not be empty, without building it (saving asks it of every
+    /// updated object).
+    var hasChangedValues: Bool {
+        var found = false
+        visitChanges { _, _ in
+            found = true
+            return false
+        }
+        return found
+    }
+
+    /// Calls `body` with each changed persistent property's name and new value until it returns false.
+    private func visitChanges(_ body: (String, () -> Any) -> Bool) {
+        if status.contains(.fault) { return }
+        for slot in layout.persistentSlots {
+            let property = layout.properties[slot]
+            switch layout.kinds[slot] {
+            case .toMany:
+                let relationship = property as! NSRelationshipDescription
+                guard let storage = slots[slot] as? ToManyStorage else { continue }
+                let committed = committedRow?.values[slot] as? [NSManagedObjectID]
+                let current = storage.objects.map(\.objectID)
+                let changed: Bool
+                if let committed {
+                    changed = relationship.isOrdered ? committed != current : Set(committed) != Set(current)
+                } else if committedRow != nil {
+                    // Loaded from the store, not from the row: changed if it was ever touched.
+                    changed = storage.modified
+                } else {
+                    changed = !current.isEmpty
+                }
+                if changed, !body(property.name, { self.publicValue(ofToMany: storage, relationship) }) { return }
+            case .toOne:
+                let current = slots[slot] as? NSManagedObject
+                let committed = committedRow?.values[slot] as? NSManagedObjectID
+                if current?.objectID != committed, !body(property.name, { current ?? NSNull() }) { return }
+            case .attribute, .transientAttribute:
+                let current = attributeValue(slot: slot)
+                let committed = committedRow?.values[slot] ?? nil
+                if !Self.valuesEqual(current, committed), !body(property.name, { current ?? NSNull() }) { return }
+            }
+        }
     }
 
     /// An attribute's stored value: from the class's custom primitive accessor when it has one (the value
@@ -550,6 +569,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         case (nil, nil): return true
         case (nil, _), (_, nil): return false
         case let (x?, y?):
+            // Class instances first, by identity (an unchanged value is the very object its row holds),
+            // then `isEqual(_:)`: the cast to `AnyHashable` below costs a conformance lookup.
+            if Swift.type(of: x) is AnyClass, Swift.type(of: y) is AnyClass {
+                let left = x as AnyObject, right = y as AnyObject
+                if left === right { return true }
+                if let left = left as? NSObject { return left.isEqual(right) }
+            }
             if let x = x as? AnyHashable, let y = y as? AnyHashable { return x == y }
             if let x = x as? NSObject { return x.isEqual(y) }
             return false

@@ -205,6 +205,31 @@ extension NSManagedObjectContext {
 
     // MARK: Dictionary results
 
+    /// The store's rows as `NSDictionary`s built from objects directly: bridging a `[String: Any]` per row
+    /// cost twice as much (issue 6's `fetch_dictionaries`). The class stays exactly `NSDictionary`, because
+    /// swift-corelibs-foundation bridges a subclass to an empty `[String: Any]`.
+    static func dictionaries(_ results: StoreDictionaryRows) -> [NSDictionary] {
+        let keys: [NSObject] = results.keys.map { NSString(string: $0) }
+        var rowKeys: [NSObject] = [], rowValues: [AnyObject] = []
+        rowKeys.reserveCapacity(keys.count)
+        rowValues.reserveCapacity(keys.count)
+        return results.rows.map { row in
+            rowKeys.removeAll(keepingCapacity: true)
+            rowValues.removeAll(keepingCapacity: true)
+            for (position, value) in row.enumerated() {
+                guard let value else { continue }
+                rowKeys.append(keys[position])
+                rowValues.append(value as AnyObject)
+            }
+            // A key fetched twice keeps its last value, as NSDictionary's initializer does.
+            return rowValues.withUnsafeBufferPointer { values in
+                rowKeys.withUnsafeBufferPointer { keys in
+                    NSDictionary(objects: values.baseAddress, forKeys: keys.baseAddress, count: values.count)
+                }
+            }
+        }
+    }
+
     /// Dictionary results, from the stores' rows only: `propertiesToFetch` (attributes, relationships as
     /// object IDs, expression descriptions), grouping with aggregate expressions, `havingPredicate`,
     /// distinct results, sorting, offset and limit.
@@ -216,7 +241,7 @@ extension NSManagedObjectContext {
                                                   propertiesToFetch: request.propertiesToFetch, propertiesToGroupBy: grouping,
                                                   havingPredicate: request.havingPredicate, returnsDistinctResults: request.returnsDistinctResults)
         if let results = try coordinator.executeDictionaryFetch(storeRequest) {
-            return results.map { NSDictionary(dictionary: $0) }
+            return Self.dictionaries(results)
         }
         let columns = try (request.propertiesToFetch ?? EntityLayout.of(entity).attributes.map { $0.attribute as Any }).map(DictionaryColumn.init)
         let groupColumns = try grouping.map(DictionaryColumn.init)

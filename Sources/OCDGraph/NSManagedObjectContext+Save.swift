@@ -125,7 +125,7 @@ extension NSManagedObjectContext {
             sent[ObjectIdentifier(object)] = row
             try add(object.objectID.persistentStore) { $0.inserted.append(row) }
         }
-        for object in updatedNow where !object.changedValues().isEmpty {
+        for object in updatedNow where object.hasChangedValues {
             let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
             let row = storeRow(of: object, version: version)
             sent[ObjectIdentifier(object)] = row

@@ -260,7 +260,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             if !object.objectID.isTemporaryID {
                 // An object from the store that was deleted and is inserted again is simply not deleted;
                 // its changes (delete propagation may have broken relationships) are saved as an update.
-                if !object.changedValues().isEmpty && !object.status.contains(.updated) {
+                if object.hasChangedValues && !object.status.contains(.updated) {
                     object.status.insert(.updated)
                     updated[key] = object
                     unprocessedUpdated[key] = object

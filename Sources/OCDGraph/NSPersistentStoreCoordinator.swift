@@ -280,7 +280,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// Dictionary results from the one store holding the entity, if it computes them; nil otherwise.
-    func executeDictionaryFetch(_ request: StoreDictionaryRequest) throws -> [[String: Any]]? {
+    func executeDictionaryFetch(_ request: StoreDictionaryRequest) throws -> StoreDictionaryRows? {
         lock.lock()
         defer { lock.unlock() }
         let holding = stores(holding: request.plan.entity)

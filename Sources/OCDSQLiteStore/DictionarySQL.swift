@@ -149,8 +149,8 @@ struct DictionarySQL {
     }
 
     static func read(_ statement: Statement, _ columns: [Column], _ entityColumns: [Int32: NSEntityDescription],
-                     schema: StoreSchema, store: SQLiteStore) -> [String: Any] {
-        var result: [String: Any] = [:]
+                     schema: StoreSchema, store: SQLiteStore) -> [Any?] {
+        var result = [Any?](repeating: nil, count: columns.count)
         var entityByColumn: [Int: NSEntityDescription] = [:]
         for (position, _) in entityColumns where !statement.isNull(position) {
             if let exact = schema.byNumber[Int(statement.int64(position))]?.entity {
@@ -164,19 +164,19 @@ struct DictionarySQL {
             if statement.isNull(position) { continue }
             switch column.reader {
             case .attribute(let attribute):
-                result[column.name] = ValueCoding.decode(statement, position, attribute)
+                result[index] = ValueCoding.decode(statement, position, attribute)
             case .object(let entity, _):
                 if let entity = entityByColumn[index] ?? entity {
-                    result[column.name] = store.objectID(for: entity, primaryKey: statement.int64(position))
+                    result[index] = store.objectID(for: entity, primaryKey: statement.int64(position))
                 }
             case .typed(let type):
                 switch type {
                 case .undefinedAttributeType:
                     switch statement.value(position) {
-                    case .integer(let v): result[column.name] = NSNumber(value: v)
-                    case .real(let v): result[column.name] = NSNumber(value: v)
-                    case .text(let v): result[column.name] = v
-                    case .blob(let v): result[column.name] = v
+                    case .integer(let v): result[index] = NSNumber(value: v)
+                    case .real(let v): result[index] = NSNumber(value: v)
+                    case .text(let v): result[index] = v
+                    case .blob(let v): result[index] = v
                     case .null: break
                     }
                 case .objectIDAttributeType:
@@ -184,7 +184,7 @@ struct DictionarySQL {
                 default:
                     let attribute = NSAttributeDescription()
                     attribute.attributeType = type
-                    result[column.name] = ValueCoding.decode(statement, position, attribute)
+                    result[index] = ValueCoding.decode(statement, position, attribute)
                 }
             }
         }

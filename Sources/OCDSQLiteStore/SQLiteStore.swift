@@ -326,12 +326,13 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    public override func executeDictionaryFetch(_ request: StoreDictionaryRequest) throws -> [[String: Any]]? {
+    public override func executeDictionaryFetch(_ request: StoreDictionaryRequest) throws -> StoreDictionaryRows? {
         let (connection, schema) = try ready()
         let mapping = try self.mapping(request.plan.entity)
         return try wrap {
             let (query, columns, entityColumns) = try DictionarySQL.query(request, mapping: mapping, schema: schema, store: self)
-            return try connection.query(query.sql, query.arguments) { DictionarySQL.read($0, columns, entityColumns, schema: schema, store: self) }
+            let rows = try connection.query(query.sql, query.arguments) { DictionarySQL.read($0, columns, entityColumns, schema: schema, store: self) }
+            return StoreDictionaryRows(keys: columns.map(\.name), rows: rows)
         }
     }
 

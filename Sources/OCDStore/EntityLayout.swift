@@ -13,7 +13,7 @@ public final class EntityLayout: @unchecked Sendable {
     public let properties: [NSPropertyDescription]
     /// Slot index by property name.
     public let slotByName: [String: Int]
-    private let slotIndex: SlotIndex
+    private let slotIndex: NameIndex
 
     /// The slot of the property `name`, or nil: ``slotByName`` without hashing the name (every
     /// `value(forKey:)` and `setValue(_:forKey:)` looks its key up several times).
@@ -66,7 +66,7 @@ public final class EntityLayout: @unchecked Sendable {
         self.nilValues = Array(repeating: nil, count: properties.count)
         self.hasOnlyPersistentAttributes = kinds.allSatisfy { $0 == .attribute }
         self.slotByName = slots
-        self.slotIndex = SlotIndex(slots)
+        self.slotIndex = NameIndex(slots)
         self.attributes = attributes
         self.relationships = relationships
         self.persistentSlots = persistent
@@ -110,14 +110,14 @@ public final class StoreRow: @unchecked Sendable {
     }
 }
 
-/// An open-addressing table from a name's 16 bytes of `String` representation to its slot.
+/// An open-addressing table from a name's 16 bytes of `String` representation to its index (a slot).
 ///
 /// A name of up to 15 UTF-8 bytes is a small string, whose representation is its bytes, so equal bits
 /// mean equal names. A longer name's bits point to its storage, which the table keeps alive, so equal
 /// bits still mean the same string. Whatever the table misses (the same name stored elsewhere, a
 /// representation it did not expect, an unknown key) is looked up by hashing, so a miss costs speed,
 /// never correctness.
-private struct SlotIndex {
+struct NameIndex: @unchecked Sendable {
     private var keys: [(UInt64, UInt64)]
     private var slots: [Int]
     private let mask: Int

@@ -136,7 +136,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
 
     /// Dictionary results computed by the store (in SQL for the SQLite store), or nil when the store
     /// leaves them to the object graph, which computes them from rows.
-    open func executeDictionaryFetch(_ request: StoreDictionaryRequest) throws -> [[String: Any]]? { nil }
+    open func executeDictionaryFetch(_ request: StoreDictionaryRequest) throws -> StoreDictionaryRows? { nil }
 
     /// The number of rows matching `plan` (offset and limit applied).
     open func countRows(_ plan: StoreFetchPlan) throws -> Int {

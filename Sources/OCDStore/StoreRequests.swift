@@ -89,3 +89,15 @@ public enum StoreError: Error, @unchecked Sendable {
     /// The request names something the store does not hold.
     case invalidRequest(String)
 }
+
+/// Dictionary results as a store computes them: the keys once, and each row's values in key order (nil
+/// where the row has no entry), so that the object graph can answer them without a dictionary per row.
+public struct StoreDictionaryRows: @unchecked Sendable {
+    public let keys: [String]
+    public let rows: [[Any?]]
+
+    public init(keys: [String], rows: [[Any?]]) {
+        self.keys = keys
+        self.rows = rows
+    }
+}

@@ -102,4 +102,44 @@ import class OCDPredicate.NSSortDescriptor
             #expect(grouped.first?["total"] as? Double == Double([4, 9, 14, 19, 24, 29].map { $0 * 100 }.reduce(0, +)))
         }
     }
+
+    /// The store's rows become dictionaries without a Swift dictionary per row: they must still behave as
+    /// `NSDictionary` in every way a caller uses one, bridging to `[String: Any]` included.
+    @Test func resultsBehaveAsDictionaries() throws {
+        let folder = TemporaryFolder()
+        let sqlite = try SQLiteStack(model: TestModel.make(), url: folder.file())
+        try withExtendedLifetime(sqlite.context) {
+            sqlite.insert("Employee", ["name": "Ann", "age": 30])
+            sqlite.insert("Employee", ["name": "Bob", "age": 40, "email": "bob@example.com"])
+            try sqlite.context.save()
+            let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+            request.resultType = .dictionaryResultType
+            request.propertiesToFetch = ["name", "age", "email"]
+            request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true)]
+            let rows = try sqlite.context.fetch(request)
+            #expect(rows.count == 2)
+            let ann = rows[0], bob = rows[1]
+            // Subscript and object(forKey:) by String and NSString; nil values have no entry.
+            #expect(ann["name"] as? String == "Ann")
+            #expect(ann.object(forKey: NSString(string: "age")) as? Int == 30)
+            #expect(ann["email"] == nil)
+            #expect(ann["unknown"] == nil)
+            #expect(ann.count == 2)
+            #expect(bob.count == 3)
+            #expect(bob["email"] as? String == "bob@example.com")
+            // Keys, bridging, equality with an ordinary NSDictionary, copying.
+            #expect(Set(ann.allKeys.compactMap { $0 as? String }) == ["name", "age"])
+            let bridged = try #require(ann as? [String: Any])
+            #expect(bridged.count == 2 && bridged["name"] as? String == "Ann" && bridged["age"] as? Int == 30)
+            let plain = NSDictionary(dictionary: ["name": "Ann", "age": 30])
+            #expect(ann.isEqual(plain))
+            #expect(plain.isEqual(ann))
+            #expect(!ann.isEqual(bob))
+            #expect(type(of: ann) == NSDictionary.self)
+            #expect((ann.copy() as? NSDictionary)?.isEqual(plain) == true)
+            var enumerated: [String] = []
+            for case let key as String in ann.keyEnumerator() { enumerated.append(key) }
+            #expect(enumerated.sorted() == ["age", "name"])
+        }
+    }
 }
