@@ -94,7 +94,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Creates an object of `entity` and, if `context` is given, inserts it there (which calls
     /// `awakeFromInsert()`). The model's default values are set first.
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
-        let faultID = FaultCreation.take()
+        let faultID = FaultCreation.take(for: Self.self, entity: entity)
         let creatingFault = faultID != nil
         if entity.isAbstract && !creatingFault {
             fatalError("Cannot create an instance of the abstract entity \(entity.name ?? "?").")
@@ -131,7 +131,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// An object for a fetched row or `object(with:)`: a fault, registered in `context`.
     static func makeFault(for objectID: NSManagedObjectID, row: StoreRow?, in context: NSManagedObjectContext) -> NSManagedObject {
         let type = EntityRuntime.of(EntityLayout.of(objectID.entity)).managedObjectClass(of: objectID.entity)
-        let object = FaultCreation.creating(objectID) { type.init(entity: objectID.entity, insertInto: nil) }
+        let object = FaultCreation.creating(objectID, of: type) { type.init(entity: objectID.entity, insertInto: nil) }
+        if object.objectID !== objectID {
+            // An object of the same class and entity made by the class's initializer before `super.init`
+            // took the ID (see FaultCreation); this one became a new object. Make it the fault it is.
+            object.objectID = objectID
+            object.slots = object.layout.nilValues
+        }
         object.status = [.fault]
         object.cachedRow = row
         object.managedObjectContext = context
@@ -619,27 +625,43 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 /// The ID of the fault the context is building through `init(entity:insertInto:)` on this thread.
 ///
 /// A thread-specific value rather than a task-local one: binding a task-local allocates, once per
-/// fetched object. `NSManagedObject.init` takes the value, so objects its subclass creates after
-/// `super.init` are new objects, not faults.
+/// fetched object. `NSManagedObject.init` takes the value only for the fault's own class and entity,
+/// and clears it: a subclass may create managed objects before `super.init` (to initialize a stored
+/// property) or after it, and those are new objects, not the fault.
 enum FaultCreation {
+    private struct Pending {
+        let objectID: Unmanaged<NSManagedObjectID>
+        let type: ObjectIdentifier
+    }
+
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         pthread_key_create(&key, nil)
         return key
     }()
 
-    static func creating<T>(_ objectID: NSManagedObjectID, _ body: () -> T) -> T {
+    static func creating<T>(_ objectID: NSManagedObjectID, of type: NSManagedObject.Type, _ body: () -> T) -> T {
         let previous = pthread_getspecific(key)
-        pthread_setspecific(key, Unmanaged.passUnretained(objectID).toOpaque())
+        var pending = Pending(objectID: .passUnretained(objectID), type: ObjectIdentifier(type))
         defer { pthread_setspecific(key, previous) }
-        return withExtendedLifetime(objectID) { body() }
+        return withExtendedLifetime(objectID) {
+            withUnsafeMutablePointer(to: &pending) { pointer in
+                pthread_setspecific(key, pointer)
+                return body()
+            }
+        }
     }
 
-    /// The pending fault's ID, cleared for the rest of its creation.
-    static func take() -> NSManagedObjectID? {
+    /// The pending fault's ID if the object being initialized is that fault (of its class and entity),
+    /// cleared for the rest of its creation.
+    static func take(for type: NSManagedObject.Type, entity: NSEntityDescription) -> NSManagedObjectID? {
         guard let pointer = pthread_getspecific(key) else { return nil }
+        let pending = pointer.assumingMemoryBound(to: Pending.self).pointee
+        guard pending.type == ObjectIdentifier(type) else { return nil }
+        let objectID = pending.objectID.takeUnretainedValue()
+        guard objectID.entity === entity else { return nil }
         pthread_setspecific(key, nil)
-        return Unmanaged<NSManagedObjectID>.fromOpaque(pointer).takeUnretainedValue()
+        return objectID
     }
 }
 

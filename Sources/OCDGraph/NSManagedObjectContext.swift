@@ -99,6 +99,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.managedObjectContext = nil
         }
         for object in inserted.values where object.managedObjectContext == nil { object.releaseValues() }
+        registry.releaseRetainedObjects()
     }
 
     // MARK: Concurrency

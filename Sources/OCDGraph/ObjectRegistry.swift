@@ -20,12 +20,13 @@ final class ObjectRegistry: @unchecked Sendable {
     private let table = Mutex(Table())
     /// The strong references of `retainsRegisteredObjects`; touched on the context's queue only, never
     /// under the lock (releasing an object there would run its `deinit`, which takes the lock).
-    private var strong: [ObjectIdentifier: NSManagedObject] = [:]
+    /// Keyed by address, so that a replaced or removed entry is found without touching its object.
+    private var strong: [UnsafeMutableRawPointer: NSManagedObject] = [:]
 
     var retainsObjects = false {
         didSet {
             strong = [:]
-            if retainsObjects { for object in values { strong[ObjectIdentifier(object)] = object } }
+            if retainsObjects { for object in values { strong[ObjectPointer(object).raw] = object } }
         }
     }
 
@@ -39,14 +40,14 @@ final class ObjectRegistry: @unchecked Sendable {
                 newValue.registry = self
                 let replaced = table.withLock { table in table.entries.updateValue(pointer, forKey: id) }
                 if retainsObjects {
-                    if let replaced, replaced != pointer { strong[ObjectIdentifier(replaced.unretained)] = nil }
-                    strong[ObjectIdentifier(newValue)] = newValue
+                    if let replaced, replaced != pointer { strong[replaced.raw] = nil }
+                    strong[pointer.raw] = newValue
                 }
             } else {
                 let removed = table.withLock { table in table.entries.removeValue(forKey: id) }
                 if retainsObjects, let removed {
                     // Taken out of `strong` outside the lock: this may be the object's last reference.
-                    _ = strong.removeValue(forKey: ObjectIdentifier(removed.unretained))
+                    _ = strong.removeValue(forKey: removed.raw)
                 }
             }
         }
@@ -63,9 +64,9 @@ final class ObjectRegistry: @unchecked Sendable {
         object.objectID = id
         if keepRegistered {
             object.registry = self
-            if retainsObjects { strong[ObjectIdentifier(object)] = object }
+            if retainsObjects { strong[pointer.raw] = object }
         } else if retainsObjects {
-            strong[ObjectIdentifier(object)] = nil
+            strong[pointer.raw] = nil
         }
     }
 
@@ -84,6 +85,14 @@ final class ObjectRegistry: @unchecked Sendable {
     /// The IDs of the registered objects still alive.
     var keys: [NSManagedObjectID] { values.map(\.objectID) }
 
+    /// Lets go of the strong references of `retainsRegisteredObjects`: called when the context goes away,
+    /// as each object holds this registry and the references would otherwise keep both alive.
+    func releaseRetainedObjects() {
+        let released = strong
+        strong = [:]
+        _ = released
+    }
+
     func removeAll() {
         table.withLock { table in table.entries = [:] }
         let released = strong
@@ -101,5 +110,4 @@ private struct ObjectPointer: Equatable, @unchecked Sendable {
     func tryRetain() -> ObjectPointer? { swift_tryRetain(raw).map(ObjectPointer.init(raw:)) }
     /// The object of a +1 pointer, taking over that reference.
     func takeRetained() -> NSManagedObject { Unmanaged<NSManagedObject>.fromOpaque(raw).takeRetainedValue() }
-    var unretained: NSManagedObject { Unmanaged<NSManagedObject>.fromOpaque(raw).takeUnretainedValue() }
 }
