@@ -14,7 +14,7 @@ import Synchronization
 /// destroyed (its `deinit` may be waiting for the lock on another thread). Decision D21.
 final class ObjectRegistry: @unchecked Sendable {
     private struct Table: @unchecked Sendable {
-        var entries: [NSManagedObjectID: ObjectPointer] = [:]
+        var entries: [ObjectIDKey: ObjectPointer] = [:]
     }
 
     private let table = Mutex(Table())
@@ -32,19 +32,19 @@ final class ObjectRegistry: @unchecked Sendable {
 
     subscript(id: NSManagedObjectID) -> NSManagedObject? {
         get {
-            table.withLock { table in table.entries[id]?.tryRetain() }?.takeRetained()
+            table.withLock { table in table.entries[ObjectIDKey(id)]?.tryRetain() }?.takeRetained()
         }
         set {
             if let newValue {
                 let pointer = ObjectPointer(newValue)
                 newValue.registry = self
-                let replaced = table.withLock { table in table.entries.updateValue(pointer, forKey: id) }
+                let replaced = table.withLock { table in table.entries.updateValue(pointer, forKey: ObjectIDKey(id)) }
                 if retainsObjects {
                     if let replaced, replaced != pointer { strong[replaced.raw] = nil }
                     strong[pointer.raw] = newValue
                 }
             } else {
-                let removed = table.withLock { table in table.entries.removeValue(forKey: id) }
+                let removed = table.withLock { table in table.entries.removeValue(forKey: ObjectIDKey(id)) }
                 if retainsObjects, let removed {
                     // Taken out of `strong` outside the lock: this may be the object's last reference.
                     _ = strong.removeValue(forKey: removed.raw)
@@ -58,8 +58,8 @@ final class ObjectRegistry: @unchecked Sendable {
         let pointer = ObjectPointer(object)
         let old = object.objectID
         table.withLock { table in
-            if table.entries[old] == pointer { table.entries[old] = nil }
-            if keepRegistered { table.entries[id] = pointer }
+            if table.entries[ObjectIDKey(old)] == pointer { table.entries[ObjectIDKey(old)] = nil }
+            if keepRegistered { table.entries[ObjectIDKey(id)] = pointer }
         }
         object.objectID = id
         if keepRegistered {
@@ -73,7 +73,7 @@ final class ObjectRegistry: @unchecked Sendable {
     /// Called from the `deinit` of an object: its entry goes, unless the ID now names another object.
     func objectDeinitializing(_ object: UnsafeMutableRawPointer, id: NSManagedObjectID) {
         table.withLock { table in
-            if table.entries[id]?.raw == object { table.entries[id] = nil }
+            if table.entries[ObjectIDKey(id)]?.raw == object { table.entries[ObjectIDKey(id)] = nil }
         }
     }
 

@@ -448,6 +448,29 @@ struct ObjectRegistryTests {
         #expect(hitsWhileReleasing > 0)
         #expect(replacedWhileReleasing > 0)
     }
+
+    /// The registry keys objects by ID value, not by ID instance: an ID rebuilt from its URI (another
+    /// instance, equal) finds the registered object, and a key's hash agrees with the ID's equality.
+    @Test func anEqualIDOfAnotherInstanceFindsTheRegisteredObject() throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Department", ["name": "R&D"])
+        let other = try stack.seed("Department", ["name": "Sales"])
+        let object = try stack.context.existingObject(with: id)
+        let rebuilt = try #require(stack.coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation()))
+        #expect(rebuilt !== id)
+        #expect(rebuilt == id)
+        #expect(stack.context.registeredObject(for: rebuilt) === object)
+        #expect(try stack.context.existingObject(with: rebuilt) === object)
+
+        #expect(ObjectIDKey(rebuilt) == ObjectIDKey(id))
+        #expect(ObjectIDKey(other) != ObjectIDKey(id))
+        for seed in [0, 1, -7, Int.max] {
+            #expect(ObjectIDKey(rebuilt)._rawHashValue(seed: seed) == ObjectIDKey(id)._rawHashValue(seed: seed))
+        }
+        var keys: Set<ObjectIDKey> = [ObjectIDKey(id), ObjectIDKey(other)]
+        #expect(!keys.insert(ObjectIDKey(rebuilt)).inserted)
+        #expect(keys.count == 2)
+    }
 }
 
 /// Fetched objects owned by one thread, which releases them one at a time.
