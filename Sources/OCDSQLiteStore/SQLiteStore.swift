@@ -14,7 +14,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private var connection: SQLiteConnection?
     private(set) var schema: StoreSchema?
     /// The metadata as last written to `Z_METADATA`, to write it again only when it changed.
-    private var writtenMetadata: NSDictionary?
+    /// The `metadataGeneration` of the metadata the file holds; a save writes the metadata only when it moved on.
+    private var writtenMetadataGeneration: Int?
 
     /// Records every SQL statement the store runs, when set: tests count statements with it.
     public var statementLog: SQLStatementLog? {
@@ -111,9 +112,10 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 try connection.run("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
                                    [.integer(Int64(mapping.number)), .text(mapping.entity.name ?? ""), .integer(Int64(parent))])
             }
-            try writeMetadata(metadata, connection)
+            try Self.writeMetadata(metadata, connection)
         }
         self.metadata = metadata
+        writtenMetadataGeneration = metadataGeneration
         self.schema = schema
     }
 
@@ -162,7 +164,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         schema = try StoreSchema(entities: entities, numbers: numbers, introspection: introspection)
         self.metadata = metadata
-        writtenMetadata = NSDictionary(dictionary: metadata)
+        writtenMetadataGeneration = metadataGeneration
     }
 
     static func quoted(_ identifier: String) -> String {
@@ -194,11 +196,6 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         metadata[NSStoreUUIDKey] = uuid
         if metadata[NSStoreTypeKey] == nil { metadata[NSStoreTypeKey] = NSSQLiteStoreType }
         return metadata
-    }
-
-    private func writeMetadata(_ metadata: [String: Any], _ connection: SQLiteConnection) throws {
-        try Self.writeMetadata(metadata, connection)
-        writtenMetadata = NSDictionary(dictionary: metadata)
     }
 
     private static func writeMetadata(_ metadata: [String: Any], _ connection: SQLiteConnection) throws {
@@ -529,7 +526,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         let (connection, schema) = try ready()
         var result: [NSManagedObjectID: StoreRow] = [:]
-        var metadataToRecord: [String: Any]?
+        let generation = metadataGeneration
+        var writtenGeneration: Int?
         do {
             try wrap(writing: true) { try connection.transaction {
                 var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
@@ -554,12 +552,12 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
                 for row in request.inserted { try writeToMany(row, inserted: true, connection, schema) }
                 for (row, _) in request.updated { try writeToMany(row, inserted: false, connection, schema) }
-                if let metadata, !(writtenMetadata?.isEqual(to: metadata) ?? false) {
+                if let metadata, writtenMetadataGeneration != generation {
                     try Self.writeMetadata(metadata, connection)
-                    metadataToRecord = metadata
+                    writtenGeneration = generation
                 }
             } }
-            if let metadataToRecord { writtenMetadata = NSDictionary(dictionary: metadataToRecord) }
+            if let writtenGeneration { writtenMetadataGeneration = writtenGeneration }
         } catch StoreError.conflicts(let conflicts) {
             // Another connection changed the rows between checkSave and the write: nothing was written.
             throw StoreError.conflicts(try withStoredRows(conflicts))

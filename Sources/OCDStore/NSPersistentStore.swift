@@ -60,9 +60,14 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
             if updated[NSStoreUUIDKey] == nil, let uuid = storedMetadata[NSStoreUUIDKey] { updated[NSStoreUUIDKey] = uuid }
             if updated[NSStoreTypeKey] == nil, let type = storedMetadata[NSStoreTypeKey] { updated[NSStoreTypeKey] = type }
             storedMetadata = updated
+            metadataGeneration &+= 1
         }
     }
     private var storedMetadata: [String: Any] = [:]
+    /// Counts the settings of `metadata`: a store tells whether it has written the current metadata by
+    /// this number, since comparing the dictionaries (bridged property-list values, version hashes as
+    /// data) cost more than the rest of a small save.
+    package private(set) var metadataGeneration = 0
     /// Whether saves are refused.
     open var isReadOnly: Bool
 

@@ -110,6 +110,50 @@ import class OCDPredicate.NSPredicate
         }
     }
 
+    /// A save writes the metadata when it was set since the last write, and only then: comparing it per
+    /// save cost more than the save, so the store counts the settings instead.
+    @Test func aSaveWritesTheMetadataOnlyAfterItWasSet() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        let log = SQLStatementLog()
+        stack.sqliteStore.statementLog = log
+        defer { stack.sqliteStore.statementLog = nil }
+        func metadataWrites(_ body: () throws -> Void) rethrows -> Int {
+            log.reset()
+            try body()
+            return log.statements.filter { $0.uppercased().contains("Z_METADATA") }.count
+        }
+        #expect(try metadataWrites {
+            stack.insert("Company", ["name": "Acme"])
+            try stack.context.save()
+        } == 0)
+
+        var metadata = stack.coordinator.metadata(for: stack.store)
+        metadata["com.example.token"] = "abc"
+        stack.coordinator.setMetadata(metadata, for: stack.store)
+        #expect(try metadataWrites {
+            stack.insert("Company", ["name": "Globex"])
+            try stack.context.save()
+        } > 0)
+        #expect(try metadataWrites {
+            stack.insert("Company", ["name": "Initech"])
+            try stack.context.save()
+        } == 0)
+
+        // Setting it again, even to the same values, is written once more; so is a change through the store.
+        stack.coordinator.setMetadata(stack.coordinator.metadata(for: stack.store), for: stack.store)
+        stack.store.metadata["com.example.count"] = 3
+        #expect(try metadataWrites {
+            stack.insert("Company", ["name": "Umbrella"])
+            try stack.context.save()
+        } > 0)
+        let stored = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        #expect(stored["com.example.token"] as? String == "abc")
+        #expect(stored["com.example.count"] as? Int == 3)
+        #expect(stored[NSStoreUUIDKey] as? String == stack.store.identifier)
+    }
+
     @Test func anIncompatibleModelIsRefusedWithAppleError() throws {
         let folder = TemporaryFolder()
         let url = folder.file()
