@@ -279,28 +279,81 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return plan
     }
 
-    /// Reads the current row of `statement` (selected with `readPlan`).
-    private func readRow(_ statement: Statement, _ index: [String: Int32], _ schema: StoreSchema) throws -> StoreRow? {
-        let pk = statement.int64(0)
-        guard let mapping = schema.byNumber[Int(statement.int64(1))] else { return nil }
-        var values = [Any?](repeating: nil, count: mapping.layout.properties.count)
+    /// How one slot of an entity is read from a row selected with its table's read plan.
+    private enum ReadStep {
+        case attribute(slot: Int, position: Int32, attribute: NSAttributeDescription)
+        case toOne(slot: Int, position: Int32, entityPosition: Int32?, relationship: NSRelationshipDescription)
+    }
+
+    /// The steps of `mapping`'s entity, with the column positions resolved once (by name, in `index`)
+    /// rather than per row. Holds the mapping, so an entry never outlives it.
+    private var readSteps: [ObjectIdentifier: (mapping: EntityMapping, steps: [ReadStep])] = [:]
+
+    private func steps(for mapping: EntityMapping, _ index: [String: Int32]) -> [ReadStep] {
+        if let cached = readSteps[ObjectIdentifier(mapping)] { return cached.steps }
+        var steps: [ReadStep] = []
         for slot in mapping.selectedSlots {
             switch mapping.storage[slot] {
             case .attribute(let column, let attribute):
-                if let position = index[column] { values[slot] = ValueCoding.decode(statement, position, attribute) }
+                if let position = index[column] { steps.append(.attribute(slot: slot, position: position, attribute: attribute)) }
             case .toOne(let column, let entityColumn, let relationship):
-                guard let position = index[column], !statement.isNull(position) else { continue }
-                var destination = relationship.destinationEntity
-                if let entityColumn, let entityPosition = index[entityColumn], !statement.isNull(entityPosition),
-                   let exact = schema.byNumber[Int(statement.int64(entityPosition))] {
-                    destination = exact.entity
-                }
-                if let destination { values[slot] = objectID(for: destination, primaryKey: statement.int64(position)) }
+                guard let position = index[column] else { continue }
+                steps.append(.toOne(slot: slot, position: position, entityPosition: entityColumn.flatMap { index[$0] }, relationship: relationship))
             default:
                 break
             }
         }
-        return StoreRow(objectID: objectID(for: mapping.entity, primaryKey: pk), version: statement.int64(2), values: values)
+        readSteps[ObjectIdentifier(mapping)] = (mapping, steps)
+        return steps
+    }
+
+    /// Reads the rows of one query (selected with `readPlan`): the entity's steps are looked up when
+    /// Z_ENT changes from one row to the next, not per row.
+    private struct RowReader {
+        let store: SQLiteStore
+        let index: [String: Int32]
+        let schema: StoreSchema
+        private var entityNumber: Int64 = -1
+        private var current: (mapping: EntityMapping, steps: [ReadStep])?
+
+        init(_ store: SQLiteStore, _ index: [String: Int32], _ schema: StoreSchema) {
+            self.store = store
+            self.index = index
+            self.schema = schema
+        }
+
+        mutating func read(_ statement: Statement) -> StoreRow? {
+            let number = statement.int64(1)
+            if number != entityNumber {
+                entityNumber = number
+                current = schema.byNumber[Int(number)].map { ($0, store.steps(for: $0, index)) }
+            }
+            guard let (mapping, steps) = current else { return nil }
+            var values = [Any?](repeating: nil, count: mapping.layout.properties.count)
+            for step in steps {
+                switch step {
+                case .attribute(let slot, let position, let attribute):
+                    values[slot] = ValueCoding.decode(statement, position, attribute)
+                case .toOne(let slot, let position, let entityPosition, let relationship):
+                    guard !statement.isNull(position) else { continue }
+                    var destination = relationship.destinationEntity
+                    if let entityPosition, !statement.isNull(entityPosition),
+                       let exact = schema.byNumber[Int(statement.int64(entityPosition))] {
+                        destination = exact.entity
+                    }
+                    if let destination { values[slot] = store.objectID(for: destination, primaryKey: statement.int64(position)) }
+                }
+            }
+            return StoreRow(objectID: store.objectID(for: mapping.entity, primaryKey: statement.int64(0)),
+                            version: statement.int64(2), values: values)
+        }
+    }
+
+    /// The rows `sql` selects with `read`'s column list.
+    private func readRows(_ connection: SQLiteConnection, _ sql: String, _ arguments: [SQLValue],
+                          _ index: [String: Int32], _ schema: StoreSchema) throws -> [StoreRow] {
+        var reader = RowReader(self, index, schema)
+        return try wrap { try connection.query(sql, arguments) { reader.read($0) }.compactMap { $0 } }
     }
 
     public override func executeFetch(_ plan: StoreFetchPlan) throws -> [StoreRow] {
@@ -308,7 +361,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let mapping = try self.mapping(plan.entity)
         let read = readPlan(mapping.table)
         let query = try PredicateSQL(schema: schema, store: self).select(read.list, plan: plan, mapping: mapping)
-        return try wrap { try connection.query(query.sql, query.arguments) { try readRow($0, read.index, schema) }.compactMap { $0 } }
+        return try readRows(connection, query.sql, query.arguments, read.index, schema)
     }
 
     public override func executeFetchObjectIDs(_ plan: StoreFetchPlan) throws -> [NSManagedObjectID] {
@@ -359,7 +412,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 let sql = chunk.count == 1
                     ? "SELECT \(read.list) FROM \(table.name) t0 WHERE t0.Z_PK = ?"
                     : "SELECT \(read.list) FROM \(table.name) t0 WHERE t0.Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
-                rows += try wrap { try connection.query(sql, chunk.map { .integer($0) }) { try readRow($0, read.index, schema) }.compactMap { $0 } }
+                rows += try readRows(connection, sql, chunk.map { .integer($0) }, read.index, schema)
             }
         }
         return rows
@@ -487,7 +540,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         let read = readPlan(mapping.table)
         let sql = "SELECT \(read.list) FROM \(mapping.table.name) t0 WHERE t0.Z_ENT IN (\(mapping.numbersWithSubentities.map(String.init).joined(separator: ", "))) AND \(terms.joined(separator: " AND ")) ORDER BY t0.Z_PK"
-        return try wrap { try connection.query(sql, arguments) { try readRow($0, read.index, schema) }.compactMap { $0 } }
+        return try readRows(connection, sql, arguments, read.index, schema)
     }
 
     private func storedVersions(_ ids: [NSManagedObjectID], _ connection: SQLiteConnection) throws -> [NSManagedObjectID: Int64] {

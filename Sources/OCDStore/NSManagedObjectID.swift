@@ -24,12 +24,24 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     // Kept apart from `store` so that equality and hashing survive the store object going away.
     package let storeIdentifier: String?
 
-    package init(entity: NSEntityDescription, store: NSPersistentStore, primaryKey: Int64) {
+    /// A permanent ID; `baseHash` is `baseHash(storeIdentifier:entity:)` of the store's identifier, which
+    /// the store computes once per entity.
+    package init(entity: NSEntityDescription, store: NSPersistentStore, identifier: String?, baseHash: Int, primaryKey: Int64) {
         self.entity = entity
         self.key = .permanent(primaryKey)
         self.store = store
-        self.storeIdentifier = store.identifier
-        self.cachedHash = Self.hash(key, storeIdentifier, entity)
+        self.storeIdentifier = identifier
+        // An odd multiplier spreads consecutive keys; dictionaries hash this value again with their seed.
+        self.cachedHash = baseHash ^ Int(bitPattern: UInt(bitPattern: Int(primaryKey)) &* 0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// The hash every permanent ID of `entity` in the store of `storeIdentifier` starts from. By the
+    /// entity's name, as equality compares names.
+    package static func baseHash(storeIdentifier: String?, entity: NSEntityDescription) -> Int {
+        var hasher = Hasher()
+        hasher.combine(storeIdentifier)
+        hasher.combine(entity.name)
+        return hasher.finalize()
     }
 
     package init(temporaryFor entity: NSEntityDescription) {

@@ -1,5 +1,6 @@
 import Foundation
 import OCDModel
+import Synchronization
 
 /// The type name of the in-memory store.
 public let NSInMemoryStoreType = "InMemory"
@@ -192,13 +193,39 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
 
     /// A permanent ID of this store.
     public func objectID(for entity: NSEntityDescription, primaryKey: Int64) -> NSManagedObjectID {
-        NSManagedObjectID(entity: entity, store: self, primaryKey: primaryKey)
+        let base = idBase(for: entity)
+        return NSManagedObjectID(entity: entity, store: self, identifier: base.identifier, baseHash: base.hash, primaryKey: primaryKey)
     }
 
     /// The primary key of one of this store's permanent IDs.
     public func primaryKey(of objectID: NSManagedObjectID) -> Int64? {
-        guard objectID.storeIdentifier == identifier else { return nil }
-        return objectID.primaryKey
+        guard let key = objectID.primaryKey, objectID.storeIdentifier == idBase(for: objectID.entity).identifier else { return nil }
+        return key
+    }
+
+    /// What every permanent ID of one entity shares: the store's identifier and the hash of it with the
+    /// entity's name. Made once per entity (and again after the metadata, which holds the identifier, is
+    /// set): reading the identifier out of the metadata and hashing two strings cost more than the rest
+    /// of making an ID. Holds the entity, so that its ObjectIdentifier is not reused while cached.
+    private struct IDBase {
+        let entity: NSEntityDescription
+        let identifier: String?
+        let hash: Int
+    }
+
+    private let idBases = Mutex<(generation: Int, bases: [ObjectIdentifier: IDBase])>((-1, [:]))
+
+    private func idBase(for entity: NSEntityDescription) -> IDBase {
+        let generation = metadataGeneration
+        let key = ObjectIdentifier(entity)
+        if let base = idBases.withLock({ $0.generation == generation ? $0.bases[key] : nil }) { return base }
+        let identifier = self.identifier
+        let base = IDBase(entity: entity, identifier: identifier, hash: NSManagedObjectID.baseHash(storeIdentifier: identifier, entity: entity))
+        idBases.withLock { state in
+            if state.generation != generation { state = (generation, [:]) }
+            state.bases[key] = base
+        }
+        return base
     }
 }
 
