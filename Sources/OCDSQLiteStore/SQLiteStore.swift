@@ -311,13 +311,15 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// Z_ENT changes from one row to the next, not per row.
     private struct RowReader {
         let store: SQLiteStore
+        let table: RootTable
         let index: [String: Int32]
         let schema: StoreSchema
         private var entityNumber: Int64 = -1
         private var current: (mapping: EntityMapping, steps: [ReadStep])?
 
-        init(_ store: SQLiteStore, _ index: [String: Int32], _ schema: StoreSchema) {
+        init(_ store: SQLiteStore, _ table: RootTable, _ index: [String: Int32], _ schema: StoreSchema) {
             self.store = store
+            self.table = table
             self.index = index
             self.schema = schema
         }
@@ -326,7 +328,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let number = statement.int64(1)
             if number != entityNumber {
                 entityNumber = number
-                current = schema.byNumber[Int(number)].map { ($0, store.steps(for: $0, index)) }
+                // A Z_ENT of an entity stored in another table (a damaged file) reads as no row: the
+                // steps are cached per entity, for the positions of its own table.
+                current = schema.byNumber[Int(number)].flatMap { $0.table === table ? ($0, store.steps(for: $0, index)) : nil }
             }
             guard let (mapping, steps) = current else { return nil }
             var values = [Any?](repeating: nil, count: mapping.layout.properties.count)
@@ -349,10 +353,10 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    /// The rows `sql` selects with `read`'s column list.
+    /// The rows `sql` selects from `table` with its read plan's column list.
     private func readRows(_ connection: SQLiteConnection, _ sql: String, _ arguments: [SQLValue],
-                          _ index: [String: Int32], _ schema: StoreSchema) throws -> [StoreRow] {
-        var reader = RowReader(self, index, schema)
+                          _ table: RootTable, _ schema: StoreSchema) throws -> [StoreRow] {
+        var reader = RowReader(self, table, readPlan(table).index, schema)
         return try wrap { try connection.query(sql, arguments) { reader.read($0) }.compactMap { $0 } }
     }
 
@@ -361,7 +365,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let mapping = try self.mapping(plan.entity)
         let read = readPlan(mapping.table)
         let query = try PredicateSQL(schema: schema, store: self).select(read.list, plan: plan, mapping: mapping)
-        return try readRows(connection, query.sql, query.arguments, read.index, schema)
+        return try readRows(connection, query.sql, query.arguments, mapping.table, schema)
     }
 
     public override func executeFetchObjectIDs(_ plan: StoreFetchPlan) throws -> [NSManagedObjectID] {
@@ -412,7 +416,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 let sql = chunk.count == 1
                     ? "SELECT \(read.list) FROM \(table.name) t0 WHERE t0.Z_PK = ?"
                     : "SELECT \(read.list) FROM \(table.name) t0 WHERE t0.Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
-                rows += try readRows(connection, sql, chunk.map { .integer($0) }, read.index, schema)
+                rows += try readRows(connection, sql, chunk.map { .integer($0) }, table, schema)
             }
         }
         return rows
@@ -540,7 +544,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         let read = readPlan(mapping.table)
         let sql = "SELECT \(read.list) FROM \(mapping.table.name) t0 WHERE t0.Z_ENT IN (\(mapping.numbersWithSubentities.map(String.init).joined(separator: ", "))) AND \(terms.joined(separator: " AND ")) ORDER BY t0.Z_PK"
-        return try readRows(connection, sql, arguments, read.index, schema)
+        return try readRows(connection, sql, arguments, mapping.table, schema)
     }
 
     private func storedVersions(_ ids: [NSManagedObjectID], _ connection: SQLiteConnection) throws -> [NSManagedObjectID: Int64] {
@@ -579,7 +583,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         let (connection, schema) = try ready()
         var result: [NSManagedObjectID: StoreRow] = [:]
-        let generation = metadataGeneration
+        let (currentMetadata, generation) = metadataWithGeneration
         var writtenGeneration: Int?
         do {
             try wrap(writing: true) { try connection.transaction {
@@ -605,8 +609,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
                 for row in request.inserted { try writeToMany(row, inserted: true, connection, schema) }
                 for (row, _) in request.updated { try writeToMany(row, inserted: false, connection, schema) }
-                if let metadata, writtenMetadataGeneration != generation {
-                    try Self.writeMetadata(metadata, connection)
+                if writtenMetadataGeneration != generation {
+                    try Self.writeMetadata(currentMetadata, connection)
                     writtenGeneration = generation
                 }
             } }

@@ -55,20 +55,33 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The store's metadata: type, UUID, model version hashes and anything the application adds. Setting
     /// it keeps the store's type and UUID when the new dictionary leaves them out: object IDs carry the UUID.
     public var metadata: [String: Any]! {
-        get { storedMetadata }
+        get { metadataLock.withLock { storedMetadata } }
         set {
             var updated = newValue ?? [:]
-            if updated[NSStoreUUIDKey] == nil, let uuid = storedMetadata[NSStoreUUIDKey] { updated[NSStoreUUIDKey] = uuid }
-            if updated[NSStoreTypeKey] == nil, let type = storedMetadata[NSStoreTypeKey] { updated[NSStoreTypeKey] = type }
-            storedMetadata = updated
-            metadataGeneration &+= 1
+            metadataLock.withLock {
+                if updated[NSStoreUUIDKey] == nil, let uuid = storedMetadata[NSStoreUUIDKey] { updated[NSStoreUUIDKey] = uuid }
+                if updated[NSStoreTypeKey] == nil, let type = storedMetadata[NSStoreTypeKey] { updated[NSStoreTypeKey] = type }
+                storedMetadata = updated
+                storedGeneration &+= 1
+            }
         }
     }
+    /// The metadata and the count of its settings, together under one lock: a save on another thread reads
+    /// both at once, so that it never records a newer count for older metadata. The count lets a store
+    /// tell whether it has written the current metadata without comparing the dictionaries (bridged
+    /// property-list values, version hashes as data), which cost more than the rest of a small save.
+    private let metadataLock = NSLock()
     private var storedMetadata: [String: Any] = [:]
-    /// Counts the settings of `metadata`: a store tells whether it has written the current metadata by
-    /// this number, since comparing the dictionaries (bridged property-list values, version hashes as
-    /// data) cost more than the rest of a small save.
-    package private(set) var metadataGeneration = 0
+    private var storedGeneration = 0
+
+    /// How many times `metadata` was set.
+    package var metadataGeneration: Int { metadataLock.withLock { storedGeneration } }
+
+    /// The metadata with its `metadataGeneration`, read at once.
+    package var metadataWithGeneration: (metadata: [String: Any], generation: Int) {
+        metadataLock.withLock { (storedMetadata, storedGeneration) }
+    }
+
     /// Whether saves are refused.
     open var isReadOnly: Bool
 

@@ -145,6 +145,37 @@ extension BadFileTests {
     }
 }
 
+extension BadFileTests {
+    /// A row whose Z_ENT names an entity kept in another table cannot be read with that entity's columns:
+    /// it reads as no row, and reading it first does not spoil how that entity's own rows are read.
+    @Test func aRowWhoseEntityNumberNamesAnotherTablesEntityIsSkipped() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let model = TestModel.make()
+        let globex: URL
+        do {
+            let stack = try SQLiteStack(model: model, url: url)
+            globex = try withExtendedLifetime(stack.context) {
+                stack.insert("Company", ["name": "Acme"])
+                let company = stack.insert("Company", ["name": "Globex"])
+                stack.insert("Project", ["title": "Apollo"])
+                try stack.context.save()
+                return company.objectID.uriRepresentation()
+            }
+        }
+        let projectNumber = try #require(try RawSQL.rows(url, "SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Project'").first?["Z_ENT"] as? Int64)
+        try RawSQL.execute(url, "UPDATE ZCOMPANY SET Z_ENT = \(projectNumber) WHERE ZNAME = 'Globex'")
+        let stack = try SQLiteStack(model: model, url: url)
+        try withExtendedLifetime(stack.context) {
+            // Read by primary key from ZCOMPANY first: the damaged row is met before any Project row.
+            let id = try #require(stack.coordinator.managedObjectID(forURIRepresentation: globex))
+            #expect(throws: NSError.self) { _ = try stack.context.existingObject(with: id) }
+            #expect(try stack.fetch("Project").map { $0.string("title") } == ["Apollo"])
+            #expect(try stack.fetch("Company").map { $0.string("name") } == ["Acme"])
+        }
+    }
+}
+
 extension RawSQL {
     static func executeCreating(_ url: URL, _ sql: String) throws {
         let connection = try Connection(url, create: true)

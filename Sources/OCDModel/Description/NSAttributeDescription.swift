@@ -71,10 +71,12 @@ public enum NSAttributeType: UInt, Sendable, CaseIterable {
 
 /// An attribute: a value of one of Core Data's types.
 public class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
+    // Unchecked exclusivity here and on `defaultValue`: read for every value decoded, encoded or defaulted,
+    // written only while the model is editable (one thread, nothing held `inout`).
     /// The attribute's type.
-    public var attributeType: NSAttributeType = .undefinedAttributeType { willSet { assertEditable() } }
+    @exclusivity(unchecked) public var attributeType: NSAttributeType = .undefinedAttributeType { willSet { assertEditable() } }
     /// The value used for a new object.
-    public var defaultValue: Any? { willSet { assertEditable() } }
+    @exclusivity(unchecked) public var defaultValue: Any? { willSet { assertEditable() } }
     /// The class of the values, by name: set for transformable attributes (`customClassName` in a model
     /// file), otherwise the class for the attribute type.
     public var attributeValueClassName: String? {

@@ -22,7 +22,8 @@ public class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     /// Whether the property may be nil when an object is saved. True by default, as on Apple platforms.
     public var isOptional = true { willSet { assertEditable() } }
     /// Whether the property is kept only in memory and never saved to a store.
-    public var isTransient = false { willSet { assertEditable() } }
+    /// Unchecked exclusivity: read per value in saves, written only while the model is editable.
+    @exclusivity(unchecked) public var isTransient = false { willSet { assertEditable() } }
     /// Whether the property is indexed in the store (deprecated on Apple platforms in favour of fetch indexes).
     public var isIndexed = false { willSet { assertEditable() } }
     /// Whether Spotlight indexes the property (kept for model fidelity; no effect on Linux).
