@@ -53,6 +53,8 @@ final class EagerEmployee: NSManagedObject, @unchecked Sendable {
 final class MirroringEmployee: NSManagedObject, @unchecked Sendable {
     static let className = String(reflecting: MirroringEmployee.self)
     nonisolated(unsafe) static var depth = 0
+    /// Where the mirror is inserted (nil: not inserted).
+    nonisolated(unsafe) static var mirrorContext: NSManagedObjectContext?
 
     static func register() {
         NSManagedObjectModel.registerManagedObjectClass(MirroringEmployee.self, forName: className)
@@ -64,7 +66,7 @@ final class MirroringEmployee: NSManagedObject, @unchecked Sendable {
         if Self.depth == 0 {
             Self.depth += 1
             defer { Self.depth -= 1 }
-            mirror = MirroringEmployee(entity: entity, insertInto: nil)
+            mirror = MirroringEmployee(entity: entity, insertInto: Self.mirrorContext)
         } else {
             mirror = nil
         }
@@ -288,8 +290,37 @@ extension FaultCreationTests {
         #expect(fault.string("name") == "Ann")
         #expect(fault.int("age") == 44)
         #expect(!fault.hasChanges)
-        #expect(fault.mirror != nil)
-        #expect(fault.mirror !== fault)
+        // The mirror is the new object its initializer asked for: a temporary ID, the model's defaults.
+        let mirror = try #require(fault.mirror as? MirroringEmployee)
+        #expect(mirror !== fault)
+        #expect(mirror.objectID.isTemporaryID)
+        #expect(mirror.objectID != id)
+        #expect(!mirror.isFault)
+        #expect(!mirror.isInserted)
+        #expect(mirror.int("age") == 30)
+        #expect((mirror.value(forKey: "projects") as? Set<NSManagedObject>)?.isEmpty == true)
+    }
+
+    /// The same, with the mirror made for insertion into a context: it is inserted there, and saving it
+    /// writes a second row rather than touching the fault's.
+    @Test func theMirrorOfAFaultIsInsertedWhereItsInitializerAsked() throws {
+        MirroringEmployee.register()
+        let stack = try TestStack(model: TestModel.faultCreation(employeeClass: MirroringEmployee.className))
+        let id = try stack.seed("Employee", ["name": "Ann", "age": 44])
+        let reader = stack.newContext()
+        MirroringEmployee.mirrorContext = reader
+        defer { MirroringEmployee.mirrorContext = nil }
+        let fault = try #require(reader.object(with: id) as? MirroringEmployee)
+        MirroringEmployee.mirrorContext = nil
+        let mirror = try #require(fault.mirror)
+        #expect(fault.objectID == id && fault.isFault)
+        #expect(mirror.isInserted)
+        #expect(mirror.objectID.isTemporaryID)
+        #expect(reader.registeredObject(for: id) === fault)
+        #expect(reader.registeredObject(for: mirror.objectID) === mirror)
+        mirror.setValue("Mirror", forKey: "name")
+        try reader.save()
+        #expect(try stack.stored("Employee") { $0.string("name") ?? "" }.sorted() == ["Ann", "Mirror"])
     }
 }
 
