@@ -39,6 +39,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         static let awakenedFromInsert = Status(rawValue: 1 << 6)
         /// Deleted because its row was gone when the fault fired (`shouldDeleteInaccessibleFaults`).
         static let inaccessible = Status(rawValue: 1 << 7)
+        /// In the context's `objectsWithEventValues`: a set bit instead of a hash per property change.
+        static let listedForEventValues = Status(rawValue: 1 << 8)
     }
 
     /// The entity of the object.

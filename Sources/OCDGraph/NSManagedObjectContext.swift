@@ -342,7 +342,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     func objectDidChange(_ object: NSManagedObject, property: NSPropertyDescription) {
         guard !object.status.contains(.deleted) else { return }
         let key = ObjectIdentifier(object)
-        objectsWithEventValues[key] = object
+        if !object.status.contains(.listedForEventValues) {
+            object.status.insert(.listedForEventValues)
+            objectsWithEventValues[key] = object
+        }
         changedDuringWillSave?[key] = object
         if object.status.contains(.inserted) { return }
         if !object.status.contains(.updated) {
@@ -395,7 +398,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         unprocessedUpdated = [:]
         unprocessedDeleted = [:]
         unprocessedRefreshed = [:]
-        for object in objectsWithEventValues.values { object.eventOldValues = [] }
+        for object in objectsWithEventValues.values {
+            object.eventOldValues = []
+            object.status.remove(.listedForEventValues)
+        }
         objectsWithEventValues = [:]
         if !userInfo.isEmpty {
             NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: userInfo)
@@ -460,6 +466,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         unprocessedInserted = [:]
         unprocessedUpdated = [:]
         unprocessedDeleted = [:]
+        for object in objectsWithEventValues.values { object.status.remove(.listedForEventValues) }
         objectsWithEventValues = [:]
         undoManager?.removeAllActions()
     }

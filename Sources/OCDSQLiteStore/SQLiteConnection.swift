@@ -51,6 +51,9 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
     private var cache: [String: Statement] = [:]
+    /// The statement asked for last: a save runs one statement per row, and comparing its text (the same
+    /// string storage, or a short memcmp) costs less than hashing it for the cache.
+    private var recent: Statement?
     private static let cacheLimit = 256
     /// Counts and records executed statements when set (tests and benchmarks).
     var log: SQLStatementLog?
@@ -92,13 +95,19 @@ final class SQLiteConnection {
 
     /// A prepared statement for `sql`, from the cache when it was prepared before; reset and unbound.
     func statement(_ sql: String) throws -> Statement {
+        if let recent, recent.sql == sql {
+            recent.reset()
+            return recent
+        }
         if let cached = cache[sql] {
             cached.reset()
+            recent = cached
             return cached
         }
         // Statements whose text varies (IN lists, predicates) must not accumulate without bound.
         if cache.count >= Self.cacheLimit {
             for (text, statement) in cache where sqlite3_stmt_busy(statement.handle) == 0 {
+                if recent === statement { recent = nil }
                 sqlite3_finalize(statement.handle)
                 cache[text] = nil
             }
@@ -108,6 +117,7 @@ final class SQLiteConnection {
         guard rc == SQLITE_OK, let raw else { throw error(rc, sql) }
         let statement = Statement(handle: raw, connection: self, sql: sql)
         cache[sql] = statement
+        recent = statement
         return statement
     }
 

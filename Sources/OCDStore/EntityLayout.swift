@@ -36,6 +36,10 @@ public final class EntityLayout: @unchecked Sendable {
     /// Whether every slot is a persistent attribute: an object's values are then its row's values as they are.
     public let hasOnlyPersistentAttributes: Bool
 
+    /// The hash every temporary object ID of the entity starts from (by its name, as ID equality compares
+    /// names): made once, so that a new object's ID hashes only its key.
+    package let temporaryIDBaseHash: Int
+
     /// The kind of a slot's property.
     public enum SlotKind: Sendable {
         case attribute, transientAttribute, toOne, toMany
@@ -70,6 +74,7 @@ public final class EntityLayout: @unchecked Sendable {
         self.attributes = attributes
         self.relationships = relationships
         self.persistentSlots = persistent
+        self.temporaryIDBaseHash = NSManagedObjectID.baseHash(storeIdentifier: nil, entity: entity)
     }
 
     /// The layout of `entity`, built on first use and kept by the entity. The entity's model must be in

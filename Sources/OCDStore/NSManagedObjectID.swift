@@ -46,10 +46,13 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
 
     package init(temporaryFor entity: NSEntityDescription) {
         self.entity = entity
-        self.key = .temporary(TemporaryKeys.next())
+        let uuid = TemporaryKeys.next()
+        self.key = .temporary(uuid)
         self.store = nil
         self.storeIdentifier = nil
-        self.cachedHash = Self.hash(key, nil, entity)
+        // Temporary keys differ in their last eight bytes (a counter over one random base).
+        let low = withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) }
+        self.cachedHash = EntityLayout.of(entity).temporaryIDBaseHash ^ Int(bitPattern: UInt(low &* 0x9E37_79B9_7F4A_7C15))
     }
 
     /// True until the object is saved or given a permanent ID with `obtainPermanentIDs(for:)`.
@@ -86,14 +89,6 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
 
     // Made once: IDs are immutable, and every registry and row-cache lookup hashes one.
     @usableFromInline package let cachedHash: Int
-
-    private static func hash(_ key: Key, _ storeIdentifier: String?, _ entity: NSEntityDescription) -> Int {
-        var hasher = Hasher()
-        hasher.combine(key)
-        hasher.combine(storeIdentifier)
-        hasher.combine(entity.name)
-        return hasher.finalize()
-    }
 
     public static func == (lhs: NSManagedObjectID, rhs: NSManagedObjectID) -> Bool {
         lhs === rhs || (lhs.key == rhs.key && lhs.storeIdentifier == rhs.storeIdentifier

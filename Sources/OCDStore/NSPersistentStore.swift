@@ -63,6 +63,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
                 if updated[NSStoreTypeKey] == nil, let type = storedMetadata[NSStoreTypeKey] { updated[NSStoreTypeKey] = type }
                 storedMetadata = updated
                 storedGeneration &+= 1
+                latestGeneration.store(storedGeneration, ordering: .releasing)
             }
         }
     }
@@ -73,9 +74,11 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     private let metadataLock = NSLock()
     private var storedMetadata: [String: Any] = [:]
     private var storedGeneration = 0
+    /// `storedGeneration` for readers that only need to notice a change (the object-ID cache), without the lock.
+    private let latestGeneration = Atomic<Int>(0)
 
     /// How many times `metadata` was set.
-    package var metadataGeneration: Int { metadataLock.withLock { storedGeneration } }
+    package var metadataGeneration: Int { latestGeneration.load(ordering: .acquiring) }
 
     /// The metadata with its `metadataGeneration`, read at once.
     package var metadataWithGeneration: (metadata: [String: Any], generation: Int) {

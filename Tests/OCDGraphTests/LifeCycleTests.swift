@@ -393,6 +393,16 @@ struct ChangedValuesTests {
         #expect(ann.changedValuesForCurrentEvent().isEmpty)
         ann.setValue("Anne", forKey: "name")
         #expect(ann.changedValuesForCurrentEvent()["name"] as? String == "Annie")
+        // Each event ends its objects' old values, after a rollback as after processPendingChanges.
+        stack.context.processPendingChanges()
+        #expect(ann.changedValuesForCurrentEvent().isEmpty)
+        ann.setValue("Ana", forKey: "name")
+        stack.context.rollback()
+        #expect(ann.changedValuesForCurrentEvent().isEmpty)
+        ann.setValue("Anya", forKey: "name")
+        #expect(ann.changedValuesForCurrentEvent()["name"] as? String == "Ann")
+        stack.context.processPendingChanges()
+        #expect(ann.changedValuesForCurrentEvent().isEmpty)
     }
 
     @Test func committedValuesAreTheLastSavedValuesWithNSNullForNil() throws {
