@@ -322,8 +322,14 @@ struct EntityLayoutNameIndexTests {
 
 @Suite("Entity layout: key-value coding with any spelling of a key")
 struct NameIndexKeyValueCodingTests {
+    /// In memory in the SQLite conformance run too: the SQLite store refuses property names that cannot
+    /// be column names (`größe`), and these tests are about finding slots by name, not about stores.
+    static func stack() throws -> TestStack {
+        try TestStack(model: NameIndexModel.make(), storeType: NSInMemoryStoreType, url: nil, options: nil)
+    }
+
     @Test func longAndNonASCIIKeysWriteAndReadTheSameAttribute() throws {
-        let stack = try TestStack(model: NameIndexModel.make())
+        let stack = try Self.stack()
         let object = stack.insert("Gadget")
         for name in NameIndexModel.names {
             // Written through one spelling, read through every other.
@@ -355,7 +361,7 @@ struct NameIndexKeyValueCodingTests {
     }
 
     @Test func aLongKeySetOnANewObjectIsTheModeledAttributeNotAnotherOne() throws {
-        let stack = try TestStack(model: NameIndexModel.make())
+        let stack = try Self.stack()
         let object = stack.insert("Gadget")
         let long = "abcdefghijklmnop" // 16 bytes: a heap string; its 15-byte prefix is another attribute
         var key = String(repeating: "a", count: 1)
@@ -372,7 +378,7 @@ struct NameIndexKeyValueCodingTests {
     }
 
     @Test func aRelationshipIsSetAndReadThroughAnotherSpellingOfItsName() throws {
-        let stack = try TestStack(model: NameIndexModel.make())
+        let stack = try Self.stack()
         let gadget = stack.insert("Gadget")
         let wide = stack.insert("Wide")
         var key = ""
