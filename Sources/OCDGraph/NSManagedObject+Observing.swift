@@ -48,7 +48,11 @@ extension ManagedKeyValueObserving {
         return NSKeyValueObservation { [weak self, weak observer] in
             guard let observer else { return }
             observer.isValid = false
-            self?.observers.removeAll { $0 === observer }
+            // Removed after the access to `observers` ends: releasing the observer may run code that
+            // touches the list again.
+            guard let self, let index = self.observers.firstIndex(where: { $0 === observer }) else { return }
+            let removed = self.observers.remove(at: index)
+            withExtendedLifetime(removed) {}
         }
     }
 }

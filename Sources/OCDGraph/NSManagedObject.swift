@@ -145,21 +145,42 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     static func makeFault(for objectID: NSManagedObjectID, row: StoreRow?, in context: NSManagedObjectContext) -> NSManagedObject {
         let type = EntityRuntime.of(EntityLayout.of(objectID.entity)).managedObjectClass(of: objectID.entity)
         let (object, taker) = FaultCreation.creating(objectID, of: type) { type.init(entity: objectID.entity, insertInto: nil) }
-        if taker?.object !== object {
+        let tookTheID = taker?.object === object
+        if !tookTheID {
             // An object of the same class and entity, made by the class's initializer before `super.init`,
-            // took the ID (see FaultCreation), and this one was set up as a new object. Each becomes what
-            // it is: this one the fault, the other a new object, inserted where its initializer asked.
+            // took the ID (see FaultCreation), and this one was set up as a new object. This one becomes
+            // the fault, registered before the other turns into the new object it was asked to be (whose
+            // insertion runs `awakeFromInsert`, which may look the fault up).
             object.objectID = objectID
             object.slots = object.layout.nilValues
-            if let taker {
-                taker.object.objectID = NSManagedObjectID(temporaryFor: objectID.entity)
-                taker.object.becomeNewObject(insertInto: taker.context)
-            }
         }
         object.status = [.fault]
         object.cachedRow = row
         object.managedObjectContext = context
+        if !tookTheID {
+            context.registry[objectID] = object
+            if let taker { taker.object.becomeNewObjectAfterTakingAFaultsID(insertInto: taker.context) }
+        }
         return object
+    }
+
+    /// The repair of an object that took a fault's ID in `init`: it gets a temporary ID (moving its
+    /// registration if its initializer inserted it), the model's defaults where its initializer set
+    /// nothing, empty to-many relationships where it made none, and the insertion it asked for.
+    private func becomeNewObjectAfterTakingAFaultsID(insertInto context: NSManagedObjectContext?) {
+        let temporary = NSManagedObjectID(temporaryFor: entity)
+        if let owner = managedObjectContext {
+            owner.registry.move(self, to: temporary, keepRegistered: true)
+        } else {
+            objectID = temporary
+        }
+        for (slot, attribute) in layout.attributes where slots[slot] == nil {
+            if let value = attribute.defaultValue { slots[slot] = Self.copyIfNeeded(value) }
+        }
+        for (slot, relationship) in layout.relationships where relationship.isToMany && !(slots[slot] is ToManyStorage) {
+            slots[slot] = ToManyStorage()
+        }
+        if let context, managedObjectContext == nil { context.insert(self) }
     }
 
     private static func copyIfNeeded(_ value: Any) -> Any {

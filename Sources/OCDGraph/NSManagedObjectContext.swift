@@ -99,6 +99,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.managedObjectContext = nil
         }
         for object in inserted.values where object.managedObjectContext == nil { object.releaseValues() }
+        // The event ends with the context: an object that outlives it starts clean in another one.
+        for object in objectsWithEventValues.values {
+            object.eventOldValues = []
+            object.status.remove(.listedForEventValues)
+        }
         registry.releaseRetainedObjects()
     }
 

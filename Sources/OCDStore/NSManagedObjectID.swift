@@ -50,8 +50,9 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         self.key = .temporary(uuid)
         self.store = nil
         self.storeIdentifier = nil
-        // Temporary keys differ in their last eight bytes (a counter over one random base).
-        let low = withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) }
+        // Temporary keys differ in their last eight bytes (a big-endian counter over one random base): read
+        // so that the counter's low bits are the number's, which the multiplication spreads upward.
+        let low = UInt64(bigEndian: withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) })
         self.cachedHash = EntityLayout.of(entity).temporaryIDBaseHash ^ Int(bitPattern: UInt(low &* 0x9E37_79B9_7F4A_7C15))
     }
 

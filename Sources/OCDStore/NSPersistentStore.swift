@@ -50,7 +50,15 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The store's UUID (its metadata's `NSStoreUUID`).
     public var identifier: String! {
         get { metadata[NSStoreUUIDKey] as? String }
-        set { metadata[NSStoreUUIDKey] = newValue }
+        set {
+            // One locked change, so that two setters on two threads cannot lose one of their updates.
+            metadataLock.withLock {
+                // nil keeps the identifier, as setting `metadata` without one does.
+                if let newValue { storedMetadata[NSStoreUUIDKey] = newValue }
+                storedGeneration &+= 1
+                latestGeneration.store(storedGeneration, ordering: .releasing)
+            }
+        }
     }
     /// The store's metadata: type, UUID, model version hashes and anything the application adds. Setting
     /// it keeps the store's type and UUID when the new dictionary leaves them out: object IDs carry the UUID.

@@ -63,7 +63,8 @@ final class MirroringEmployee: NSManagedObject, @unchecked Sendable {
     let mirror: NSManagedObject?
 
     required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
-        if Self.depth == 0 {
+        let isMirror = Self.depth > 0
+        if !isMirror {
             Self.depth += 1
             defer { Self.depth -= 1 }
             mirror = MirroringEmployee(entity: entity, insertInto: Self.mirrorContext)
@@ -71,6 +72,11 @@ final class MirroringEmployee: NSManagedObject, @unchecked Sendable {
             mirror = nil
         }
         super.init(entity: entity, insertInto: context)
+        // The mirror's own initializer sets values after super.init; they must survive its repair.
+        if isMirror {
+            setPrimitiveValue("set by the initializer", forKey: "name")
+            setPrimitiveValue(NSNumber(value: 55), forKey: "age")
+        }
     }
 }
 
@@ -297,7 +303,10 @@ extension FaultCreationTests {
         #expect(mirror.objectID != id)
         #expect(!mirror.isFault)
         #expect(!mirror.isInserted)
-        #expect(mirror.int("age") == 30)
+        // What its initializer set after super.init stays; what it did not set gets the model's default.
+        #expect(mirror.string("name") == "set by the initializer")
+        #expect(mirror.int("age") == 55)
+        #expect((mirror.value(forKey: "active") as? NSNumber)?.boolValue == true)
         #expect((mirror.value(forKey: "projects") as? Set<NSManagedObject>)?.isEmpty == true)
     }
 
@@ -318,6 +327,7 @@ extension FaultCreationTests {
         #expect(mirror.objectID.isTemporaryID)
         #expect(reader.registeredObject(for: id) === fault)
         #expect(reader.registeredObject(for: mirror.objectID) === mirror)
+        #expect(mirror.value(forKey: "name") as? String == "set by the initializer")
         mirror.setValue("Mirror", forKey: "name")
         try reader.save()
         #expect(try stack.stored("Employee") { $0.string("name") ?? "" }.sorted() == ["Ann", "Mirror"])

@@ -405,6 +405,23 @@ struct ChangedValuesTests {
         #expect(ann.changedValuesForCurrentEvent().isEmpty)
     }
 
+    /// A context that goes away ends its event: an object that outlives it keeps no old values of it.
+    @Test func anObjectOutlivingItsContextKeepsNoEventValues() throws {
+        let (stack, ann) = try Self.savedAnn()
+        let id = ann.objectID
+        var survivor: NSManagedObject?
+        do {
+            let context = stack.newContext()
+            let object = try context.existingObject(with: id)
+            object.setValue("Anna", forKey: "name")
+            #expect(object.changedValuesForCurrentEvent()["name"] as? String == "Ann")
+            survivor = object
+        }
+        let object = try #require(survivor)
+        #expect(object.managedObjectContext == nil)
+        #expect(object.changedValuesForCurrentEvent().isEmpty)
+    }
+
     @Test func committedValuesAreTheLastSavedValuesWithNSNullForNil() throws {
         let (stack, ann) = try Self.savedAnn()
         ann.setValue("Anna", forKey: "name")
