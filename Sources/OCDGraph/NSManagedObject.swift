@@ -118,15 +118,16 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         becomeNewObject(insertInto: context)
     }
 
-    /// The set-up of a new object: default values, empty to-many relationships, insertion.
+    /// The set-up of a new object: the model's defaults where nothing is set yet, empty to-many
+    /// relationships where none is made, and the insertion asked for (unless it is inserted already).
     private func becomeNewObject(insertInto context: NSManagedObjectContext?) {
-        for (slot, attribute) in layout.attributes {
+        for (slot, attribute) in layout.attributes where slots[slot] == nil {
             if let value = attribute.defaultValue { slots[slot] = Self.copyIfNeeded(value) }
         }
-        for (slot, relationship) in layout.relationships where relationship.isToMany {
+        for (slot, relationship) in layout.relationships where relationship.isToMany && !(slots[slot] is ToManyStorage) {
             slots[slot] = ToManyStorage()
         }
-        if let context { context.insert(self) }
+        if let context, managedObjectContext == nil { context.insert(self) }
     }
 
     deinit {
@@ -165,8 +166,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 
     /// The repair of an object that took a fault's ID in `init`: it gets a temporary ID (moving its
-    /// registration if its initializer inserted it), the model's defaults where its initializer set
-    /// nothing, empty to-many relationships where it made none, and the insertion it asked for.
+    /// registration if its initializer inserted it), then the set-up of a new object around what its
+    /// initializer set after `super.init`.
     private func becomeNewObjectAfterTakingAFaultsID(insertInto context: NSManagedObjectContext?) {
         let temporary = NSManagedObjectID(temporaryFor: entity)
         if let owner = managedObjectContext {
@@ -174,13 +175,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         } else {
             objectID = temporary
         }
-        for (slot, attribute) in layout.attributes where slots[slot] == nil {
-            if let value = attribute.defaultValue { slots[slot] = Self.copyIfNeeded(value) }
-        }
-        for (slot, relationship) in layout.relationships where relationship.isToMany && !(slots[slot] is ToManyStorage) {
-            slots[slot] = ToManyStorage()
-        }
-        if let context, managedObjectContext == nil { context.insert(self) }
+        becomeNewObject(insertInto: context)
     }
 
     private static func copyIfNeeded(_ value: Any) -> Any {
