@@ -146,19 +146,16 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     static func makeFault(for objectID: NSManagedObjectID, row: StoreRow?, in context: NSManagedObjectContext) -> NSManagedObject {
         let type = EntityRuntime.of(EntityLayout.of(objectID.entity)).managedObjectClass(of: objectID.entity)
         let (object, taker) = FaultCreation.creating(objectID, of: type) { type.init(entity: objectID.entity, insertInto: nil) }
-        let tookTheID = taker?.object === object
-        if !tookTheID {
+        object.status = [.fault]
+        object.cachedRow = row
+        object.managedObjectContext = context
+        if taker?.object !== object {
             // An object of the same class and entity, made by the class's initializer before `super.init`,
             // took the ID (see FaultCreation), and this one was set up as a new object. This one becomes
             // the fault, registered before the other turns into the new object it was asked to be (whose
             // insertion runs `awakeFromInsert`, which may look the fault up).
             object.objectID = objectID
             object.slots = object.layout.nilValues
-        }
-        object.status = [.fault]
-        object.cachedRow = row
-        object.managedObjectContext = context
-        if !tookTheID {
             context.registry[objectID] = object
             if let taker { taker.object.becomeNewObjectAfterTakingAFaultsID(insertInto: taker.context) }
         }

@@ -100,10 +100,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         for object in inserted.values where object.managedObjectContext == nil { object.releaseValues() }
         // The event ends with the context: an object that outlives it starts clean in another one.
-        for object in objectsWithEventValues.values {
-            object.eventOldValues = []
-            object.status.remove(.listedForEventValues)
-        }
+        endEventValues()
         registry.releaseRetainedObjects()
     }
 
@@ -361,6 +358,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         scheduleEventEnd()
     }
 
+    /// Ends the current event for its changed objects: `changedValuesForCurrentEvent()` is empty again.
+    private func endEventValues() {
+        for object in objectsWithEventValues.values {
+            object.eventOldValues = []
+            object.status.remove(.listedForEventValues)
+        }
+        objectsWithEventValues = [:]
+    }
+
     // MARK: Processing pending changes
 
     /// Runs delete rules for objects deleted since the last call, drops objects inserted and deleted
@@ -403,11 +409,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         unprocessedUpdated = [:]
         unprocessedDeleted = [:]
         unprocessedRefreshed = [:]
-        for object in objectsWithEventValues.values {
-            object.eventOldValues = []
-            object.status.remove(.listedForEventValues)
-        }
-        objectsWithEventValues = [:]
+        endEventValues()
         if !userInfo.isEmpty {
             NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: userInfo)
         }
@@ -471,8 +473,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         unprocessedInserted = [:]
         unprocessedUpdated = [:]
         unprocessedDeleted = [:]
-        for object in objectsWithEventValues.values { object.status.remove(.listedForEventValues) }
-        objectsWithEventValues = [:]
+        endEventValues()
         undoManager?.removeAllActions()
     }
 

@@ -95,9 +95,7 @@ final class ObjectRegistry: @unchecked Sendable {
 
     func removeAll() {
         table.withLock { table in table.entries = [:] }
-        let released = strong
-        strong = [:]
-        _ = released
+        releaseRetainedObjects()
     }
 }
 

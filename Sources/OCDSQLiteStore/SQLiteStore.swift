@@ -13,8 +13,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     private var connection: SQLiteConnection?
     private(set) var schema: StoreSchema?
-    /// The metadata as last written to `Z_METADATA`, to write it again only when it changed.
-    /// The `metadataGeneration` of the metadata the file holds; a save writes the metadata only when it moved on.
+    /// The `metadataGeneration` of the metadata `Z_METADATA` holds; a save writes the metadata only when it moved on.
     private var writtenMetadataGeneration: Int?
 
     /// Records every SQL statement the store runs, when set: tests count statements with it.

@@ -52,12 +52,8 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         get { metadata[NSStoreUUIDKey] as? String }
         set {
             // One locked change, so that two setters on two threads cannot lose one of their updates.
-            metadataLock.withLock {
-                // nil keeps the identifier, as setting `metadata` without one does.
-                if let newValue { storedMetadata[NSStoreUUIDKey] = newValue }
-                storedGeneration &+= 1
-                latestGeneration.store(storedGeneration, ordering: .releasing)
-            }
+            // nil keeps the identifier, as setting `metadata` without one does.
+            changeMetadata { metadata in if let newValue { metadata[NSStoreUUIDKey] = newValue } }
         }
     }
     /// The store's metadata: type, UUID, model version hashes and anything the application adds. Setting
@@ -66,12 +62,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         get { metadataLock.withLock { storedMetadata } }
         set {
             var updated = newValue ?? [:]
-            metadataLock.withLock {
-                if updated[NSStoreUUIDKey] == nil, let uuid = storedMetadata[NSStoreUUIDKey] { updated[NSStoreUUIDKey] = uuid }
-                if updated[NSStoreTypeKey] == nil, let type = storedMetadata[NSStoreTypeKey] { updated[NSStoreTypeKey] = type }
-                storedMetadata = updated
-                storedGeneration &+= 1
-                latestGeneration.store(storedGeneration, ordering: .releasing)
+            changeMetadata { metadata in
+                if updated[NSStoreUUIDKey] == nil, let uuid = metadata[NSStoreUUIDKey] { updated[NSStoreUUIDKey] = uuid }
+                if updated[NSStoreTypeKey] == nil, let type = metadata[NSStoreTypeKey] { updated[NSStoreTypeKey] = type }
+                metadata = updated
             }
         }
     }
@@ -81,16 +75,23 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// property-list values, version hashes as data), which cost more than the rest of a small save.
     private let metadataLock = NSLock()
     private var storedMetadata: [String: Any] = [:]
-    private var storedGeneration = 0
-    /// `storedGeneration` for readers that only need to notice a change (the object-ID cache), without the lock.
-    private let latestGeneration = Atomic<Int>(0)
+    /// Changed under `metadataLock` only; atomic so that a reader that only needs to notice a change
+    /// (the object-ID cache) reads it without the lock.
+    private let generation = Atomic<Int>(0)
+
+    private func changeMetadata(_ change: (inout [String: Any]) -> Void) {
+        metadataLock.withLock {
+            change(&storedMetadata)
+            generation.add(1, ordering: .releasing)
+        }
+    }
 
     /// How many times `metadata` was set.
-    package var metadataGeneration: Int { latestGeneration.load(ordering: .acquiring) }
+    package var metadataGeneration: Int { generation.load(ordering: .acquiring) }
 
     /// The metadata with its `metadataGeneration`, read at once.
     package var metadataWithGeneration: (metadata: [String: Any], generation: Int) {
-        metadataLock.withLock { (storedMetadata, storedGeneration) }
+        metadataLock.withLock { (storedMetadata, generation.load(ordering: .relaxed)) }
     }
 
     /// Whether saves are refused.
