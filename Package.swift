@@ -27,7 +27,7 @@ let package = Package(
         // Predicate layer: NSPredicate, NSExpression, NSSortDescriptor. Foundation only.
         .target(name: "OCDPredicate"),
         // Model layer: NSManagedObjectModel and its descriptions, Xcode model files, version hashes.
-        .target(name: "OCDModel", dependencies: ["OCDPredicate"]),
+        .target(name: "OCDModel", dependencies: ["OCDPredicate", "CSwiftRuntime"]),
         // Store API: object IDs, rows, fetch plans, save requests, the store base class and type registry.
         .target(name: "OCDStore", dependencies: ["OCDModel", "OCDPredicate"]),
         // NSInMemoryStoreType: rows in memory, predicates through the predicate layer's evaluator.

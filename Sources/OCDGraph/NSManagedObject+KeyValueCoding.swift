@@ -173,7 +173,7 @@ extension NSManagedObject {
     }
 
     private func checkSameContext(_ object: NSManagedObject, _ relationship: NSRelationshipDescription) {
-        if let mine = managedObjectContext, let theirs = object.managedObjectContext, mine !== theirs {
+        if let mine = contextReference, let theirs = object.contextReference, mine !== theirs {
             fatalError("Illegal attempt to establish a relationship '\(relationship.name)' between objects in different contexts (source = \(objectID), destination = \(object.objectID)).")
         }
     }
@@ -235,7 +235,7 @@ extension NSManagedObject {
         }
         var change = PendingChange(oldObjects: nil, oldValue: nil, depth: 1)
         let property = layout.properties[slot]
-        let recordsEventValue = !property.isTransient && !hasEventOldValue(slot) && managedObjectContext != nil
+        let recordsEventValue = !property.isTransient && !hasEventOldValue(slot) && contextReference != nil
         if layout.kinds[slot] == .toOne || layout.kinds[slot] == .toMany, let relationship = property as? NSRelationshipDescription {
             if relationship.isToMany {
                 // Copies of a to-many's members cost O(n): take them only for what needs them (inverse

@@ -48,7 +48,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The object's ID: temporary until the object is saved (or given a permanent ID).
     public internal(set) var objectID: NSManagedObjectID
     /// The context the object is registered in; nil for an object not inserted (or deleted and saved).
-    public internal(set) weak var managedObjectContext: NSManagedObjectContext?
+    public internal(set) var managedObjectContext: NSManagedObjectContext? {
+        get { contextReference?.load(as: NSManagedObjectContext.self) }
+        set { contextReference = newValue?.backreference }
+    }
+    /// The context's back-reference rather than a `weak` one (decision D24); compared by identity where
+    /// the question is only which context, if any, holds the object. A context clears its objects' on
+    /// `deinit`.
+    @exclusivity(unchecked) var contextReference: Backreference?
 
     let layout: EntityLayout
     // The per-object state below is `@exclusivity(unchecked)`: an object is used on its context's queue

@@ -62,6 +62,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         set { registry.retainsObjects = newValue }
     }
     var isSaving = false
+    /// How the context's objects refer back to it: not `weak`, which would slow every retain of the
+    /// context (decision D24).
+    let backreference = Backreference()
     private var eventEndScheduled = false
     var inserted: [ObjectIdentifier: NSManagedObject] = [:]
     var updated: [ObjectIdentifier: NSManagedObject] = [:]
@@ -86,12 +89,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             queue = DispatchQueue(label: "OpenCoreData.NSManagedObjectContext")
         }
         super.init()
+        backreference.attach(self)
         if concurrencyType != .mainQueueConcurrencyType {
             queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
         }
     }
 
     deinit {
+        backreference.clear()
         // Related objects hold each other strongly; releasing their values breaks those cycles, as a
         // deallocated Core Data context leaves its objects without data.
         for object in registry.values {
@@ -247,7 +252,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// time. Inserting a deleted object undeletes it.
     public func insert(_ object: NSManagedObject) {
         assertQueue()
-        if let owner = object.managedObjectContext, owner !== self {
+        if let owner = object.contextReference, owner !== backreference {
             fatalError("An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext (\(object.objectID)).")
         }
         if let coordinator = persistentStoreCoordinator,
@@ -502,7 +507,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// from the store and puts its unsaved changes back on top.
     public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         assertQueue()
-        guard object.managedObjectContext === self, !object.isInserted else { return }
+        guard object.contextReference === backreference, !object.isInserted else { return }
         let key = ObjectIdentifier(object)
         if !flag || !object.hasChanges {
             if object.isDeleted {
@@ -553,7 +558,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "The context has no persistent store coordinator."])
         }
         let temporary = objects.filter { $0.objectID.isTemporaryID }
-        for object in temporary where object.managedObjectContext != nil && object.managedObjectContext !== self {
+        for object in temporary where object.contextReference != nil && object.contextReference !== backreference {
             fatalError("obtainPermanentIDs(for:): \(object.objectID) belongs to another context.")
         }
         var byEntity: [ObjectIdentifier: [NSManagedObject]] = [:]
@@ -565,7 +570,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             assignments.append(contentsOf: zip(group, ids))
         }
         for (object, id) in assignments {
-            registry.move(object, to: id, keepRegistered: object.managedObjectContext === self)
+            registry.move(object, to: id, keepRegistered: object.contextReference === backreference)
         }
     }
 

@@ -20,7 +20,9 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     /// The store that holds the object; nil while the ID is temporary.
     public var persistentStore: NSPersistentStore? { store }
     package let key: Key
-    package weak var store: NSPersistentStore?
+    /// The store, without keeping it alive (decision D24).
+    package var store: NSPersistentStore? { storeReference?.load(as: NSPersistentStore.self) }
+    package let storeReference: Backreference?
     // Kept apart from `store` so that equality and hashing survive the store object going away.
     package let storeIdentifier: String?
 
@@ -29,7 +31,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     package init(entity: NSEntityDescription, store: NSPersistentStore, identifier: String?, baseHash: Int, primaryKey: Int64) {
         self.entity = entity
         self.key = .permanent(primaryKey)
-        self.store = store
+        self.storeReference = store.backreference
         self.storeIdentifier = identifier
         // An odd multiplier spreads consecutive keys; dictionaries hash this value again with their seed.
         self.cachedHash = baseHash ^ Int(bitPattern: UInt(bitPattern: Int(primaryKey)) &* 0x9E37_79B9_7F4A_7C15)
@@ -48,7 +50,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         self.entity = entity
         let uuid = TemporaryKeys.next()
         self.key = .temporary(uuid)
-        self.store = nil
+        self.storeReference = nil
         self.storeIdentifier = nil
         // Temporary keys differ in their last eight bytes (a big-endian counter over one random base): read
         // so that the counter's low bits are the number's, which the multiplication spreads upward.

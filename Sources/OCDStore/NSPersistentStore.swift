@@ -108,7 +108,16 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         self.options = options
         self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
         super.init()
+        backreference.attach(self)
     }
+
+    deinit {
+        backreference.clear()
+    }
+
+    /// How this store's object IDs refer back to it: not `weak`, which would slow every retain of the
+    /// store (decision D24).
+    package let backreference = Backreference()
 
     /// The store's type name (`NSInMemoryStoreType`, `NSSQLiteStoreType` …).
     open var type: String { fatalError("\(Swift.type(of: self)) must override NSPersistentStore.type") }

@@ -39,7 +39,14 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
     public var compoundIndexes: [[Any]] = [] { willSet { assertEditable() } }
 
     /// The entity this one inherits from.
-    public private(set) weak var superentity: NSEntityDescription?
+    public private(set) var superentity: NSEntityDescription? {
+        get { superentityReference?.load(as: NSEntityDescription.self) }
+        set { superentityReference = newValue?.backreference }
+    }
+    private var superentityReference: Backreference?
+    /// How properties, subentities, indexes and relationships refer back to this entity: not `weak`, which
+    /// would slow every retain of the entity (decision D24).
+    package let backreference = Backreference()
 
     private var ownProperties: [NSPropertyDescription] = []
     private var ownSubentities: [NSEntityDescription] = []
@@ -50,6 +57,11 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
     public override init() {
         self.managedObjectClassName = "NSManagedObject"
         super.init()
+        backreference.attach(self)
+    }
+
+    deinit {
+        backreference.clear()
     }
 
     // MARK: Properties

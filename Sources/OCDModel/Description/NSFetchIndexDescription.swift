@@ -16,7 +16,12 @@ public final class NSFetchIndexDescription: NSObject, NSCopying, @unchecked Send
     /// A predicate that limits the index to some rows (a partial index).
     public var partialIndexPredicate: NSPredicate? { willSet { entity?.assertEditable() } }
     /// The entity the index belongs to.
-    public internal(set) weak var entity: NSEntityDescription?
+    public internal(set) var entity: NSEntityDescription? {
+        get { entityReference?.load(as: NSEntityDescription.self) }
+        set { entityReference = newValue?.backreference }
+    }
+    // Not `weak`: a weak reference would slow every retain of the entity (decision D24).
+    private var entityReference: Backreference?
 
     /// An index named `name` over `elements`.
     public init(name: String, elements: [NSFetchIndexElementDescription]?) {

@@ -13,9 +13,14 @@ public class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The property's name: the key of `value(forKey:)`.
     public var name: String { willSet { assertEditable() } }
     /// The entity the property belongs to; set when the property is added to an entity.
-    public internal(set) weak var entity: NSEntityDescription? {
-        didSet { entityDidChange() }
+    public internal(set) var entity: NSEntityDescription? {
+        get { entityReference?.load(as: NSEntityDescription.self) }
+        set {
+            entityReference = newValue?.backreference
+            entityDidChange()
+        }
     }
+    private var entityReference: Backreference?
 
     /// Composites pass their entity on to their elements, so edits to those are checked too.
     func entityDidChange() {}
@@ -44,7 +49,15 @@ public class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     public override init() {
         self.name = ""
         super.init()
+        backreference.attach(self)
     }
+
+    deinit {
+        backreference.clear()
+    }
+
+    /// How an inverse relationship refers back to this one (decision D24).
+    package let backreference = Backreference()
 
     /// Sets the validation predicates and their warnings (arrays of the same length).
     public func setValidationPredicates(_ predicates: [NSPredicate]?, withValidationWarnings warnings: [String]?) {

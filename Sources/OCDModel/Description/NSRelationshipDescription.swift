@@ -36,15 +36,26 @@ public enum NSDeleteRule: UInt, Sendable {
 /// A relationship from one entity to another: to-one, to-many, or ordered to-many.
 public final class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
     /// The entity the relationship points to.
-    public weak var destinationEntity: NSEntityDescription? {
-        willSet { assertEditable() }
-        didSet { destinationEntityName = destinationEntity?.name }
+    public var destinationEntity: NSEntityDescription? {
+        get { destinationReference?.load(as: NSEntityDescription.self) }
+        set {
+            assertEditable()
+            destinationReference = newValue?.backreference
+            destinationEntityName = newValue?.name
+        }
     }
     /// The relationship back from the destination, kept consistent by the context.
-    public weak var inverseRelationship: NSRelationshipDescription? {
-        willSet { assertEditable() }
-        didSet { inverseRelationshipName = inverseRelationship?.name }
+    public var inverseRelationship: NSRelationshipDescription? {
+        get { inverseReference?.load(as: NSRelationshipDescription.self) }
+        set {
+            assertEditable()
+            inverseReference = newValue?.backreference
+            inverseRelationshipName = newValue?.name
+        }
     }
+    // Back-references rather than `weak` (decision D24).
+    private var destinationReference: Backreference?
+    private var inverseReference: Backreference?
     /// The most objects the relationship may hold: 1 for to-one, 0 (the default, as on Apple platforms) for
     /// unbounded.
     public var maxCount = 0 { willSet { assertEditable() } }
