@@ -39,12 +39,17 @@ extension NSManagedObjectContext {
             insertedNow = Array(inserted.values)
             updatedNow = Array(updated.values)
             deletedNow = Array(deleted.values)
-            try obtainPermanentIDs(for: insertedNow)
-            let requests: [(NSPersistentStore, StoreSaveRequest)]
-            (requests, sent) = try saveRequests(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
             let list: [Any]
             do {
-                result = try coordinator.save(requests)
+                let round = {
+                    try self.obtainPermanentIDs(for: insertedNow)
+                    let (requests, sent) = try self.saveRequests(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
+                    return (try coordinator.save(requests), sent)
+                }
+                // One store transaction for the IDs and the writes, as Core Data's saves are; none when
+                // nothing reaches a store (objects inserted and deleted again, updates that undo themselves).
+                let writes = !insertedNow.isEmpty || !deletedNow.isEmpty || updatedNow.contains { $0.hasChangedValues }
+                (result, sent) = writes ? try coordinator.performSaveTransaction(round) : try round()
                 break
             } catch let StoreError.conflicts(conflicts) {
                 let conflicts = mergeConflicts(conflicts)

@@ -298,6 +298,18 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Writes each store's changes, one store after the other, once every store has checked its part. A
     /// store that fails while writing (not while checking) does not undo the stores written before it.
+    /// Runs one round of a context's save (new IDs, then `save(_:)`) under the coordinator's lock and in
+    /// each store's save transaction, so that no other context's work runs between its steps.
+    func performSaveTransaction<T>(_ body: () throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        func nest(_ stores: ArraySlice<NSPersistentStore>) throws -> T {
+            guard let store = stores.first else { return try body() }
+            return try store.performSaveTransaction { try nest(stores.dropFirst()) }
+        }
+        return try nest(persistentStores[...])
+    }
+
     func save(_ requests: [(NSPersistentStore, StoreSaveRequest)]) throws -> [NSManagedObjectID: StoreRow] {
         lock.lock()
         defer { lock.unlock() }

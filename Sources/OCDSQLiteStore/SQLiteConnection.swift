@@ -128,10 +128,32 @@ final class SQLiteConnection {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// How many `transaction` and `saveTransaction` calls are running: nested ones are savepoints.
+    private var transactionDepth = 0
+
     /// Runs `body` in a transaction (BEGIN IMMEDIATE, so that a writer fails fast rather than deadlocks),
-    /// rolled back when it throws.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
+    /// rolled back when it throws. Inside another transaction it is a savepoint, so that its own failure
+    /// undoes its own work only; with `savepoint: false` it then just joins the outer one, for work that
+    /// leaves nothing half-done when it throws.
+    func transaction<T>(savepoint: Bool = true, _ body: () throws -> T) throws -> T {
+        if transactionDepth > 0 {
+            transactionDepth += 1
+            defer { transactionDepth -= 1 }
+            guard savepoint else { return try body() }
+            try execute("SAVEPOINT ocd")
+            do {
+                let result = try body()
+                try execute("RELEASE ocd")
+                return result
+            } catch {
+                try? execute("ROLLBACK TO ocd")
+                try? execute("RELEASE ocd")
+                throw error
+            }
+        }
         try execute("BEGIN IMMEDIATE")
+        transactionDepth = 1
+        defer { transactionDepth = 0 }
         do {
             let result = try body()
             try execute("COMMIT")
@@ -140,6 +162,27 @@ final class SQLiteConnection {
             try? execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// Runs `body` in one transaction that is committed even when `body` throws: the nested transactions
+    /// of a save roll their own work back, and what they finished (primary keys taken) must stay taken.
+    func saveTransaction<T>(_ body: () throws -> T) throws -> T {
+        if transactionDepth > 0 { return try transaction(body) }
+        try execute("BEGIN IMMEDIATE")
+        transactionDepth = 1
+        defer { transactionDepth = 0 }
+        let outcome = Result { try body() }
+        // SQLite ends the transaction itself after some failures (a full disk, an interrupt).
+        if sqlite3_get_autocommit(handle) != 0 { return try outcome.get() }
+        do {
+            try execute("COMMIT")
+        } catch {
+            try? execute("ROLLBACK")
+            // The failure that came first says more; a commit failure after success is the failure.
+            _ = try outcome.get()
+            throw error
+        }
+        return try outcome.get()
     }
 
     /// Rows of a query, each read by `read`.

@@ -481,7 +481,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let mapping = try self.mapping(entity)
         guard let root = schema.mapping(for: mapping.table.entity) else { return [] }
         let first: Int64 = try wrap(writing: true) {
-            try connection.transaction {
+            // Nothing to undo if it throws (the UPDATE is last): inside a save's transaction, no savepoint.
+            try connection.transaction(savepoint: false) {
                 let current = try connection.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(root.number))]) { $0.int64(0) }.first
                 // Never below the table's largest key: a store written by other code may not keep Z_MAX.
                 let largest = try connection.query("SELECT MAX(Z_PK) FROM \(mapping.table.name)") { $0.int64(0) }.first ?? 0
@@ -499,6 +500,20 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     // MARK: Saving
+
+    /// One transaction for a save's round: taking primary keys, checking versions and writing commit
+    /// together, as Core Data's do, and no other connection writes between the check and the write.
+    public override func performSaveTransaction<T>(_ body: () throws -> T) throws -> T {
+        guard !isReadOnly, let (connection, _) = try? ready() else { return try body() }
+        let metadataGeneration = writtenMetadataGeneration
+        do {
+            return try wrap(writing: true) { try connection.saveTransaction(body) }
+        } catch {
+            // A failed commit loses the metadata the save wrote too: the next save writes it again.
+            writtenMetadataGeneration = metadataGeneration
+            throw error
+        }
+    }
 
     public override func checkSave(_ request: StoreSaveRequest) throws {
         if isReadOnly {

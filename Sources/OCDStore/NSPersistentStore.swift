@@ -223,6 +223,14 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         throw StoreError.invalidRequest("\(type) store is read-only")
     }
 
+    /// Runs `body`, one round of a context's save (new object IDs, then ``checkSave(_:)`` and
+    /// ``save(_:)``), as one unit of the store's work. A store with transactions runs it in one, committed
+    /// even when `body` throws: object IDs handed out stay taken, and `save(_:)` undoes its own failed
+    /// work. The default runs `body`.
+    open func performSaveTransaction<T>(_ body: () throws -> T) throws -> T {
+        try body()
+    }
+
     // MARK: For subclasses
 
     /// A permanent ID of this store.

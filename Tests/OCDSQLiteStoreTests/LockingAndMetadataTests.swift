@@ -53,6 +53,74 @@ import class OCDPredicate.NSPredicate
         }
     }
 
+    /// As in Core Data's SQL log: one transaction takes the primary keys and writes the rows, so no other
+    /// connection writes between the version check and the write.
+    @Test func aSaveTakesKeysChecksAndWritesInOneTransaction() throws {
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: TestModel.make(), url: folder.file())
+        let acme = stack.insert("Company", ["name": "Acme"])
+        try stack.context.save()
+        let log = SQLStatementLog()
+        stack.sqliteStore.statementLog = log
+        defer { stack.sqliteStore.statementLog = nil }
+
+        acme.setValue("Acme Corp", forKey: "name")
+        stack.insert("Company", ["name": "Globex"])
+        stack.insert("Company", ["name": "Initech"])
+        try stack.context.save()
+        let statements = log.statements.map { $0.uppercased() }
+        #expect(statements.first == "BEGIN IMMEDIATE")
+        #expect(statements.last == "COMMIT")
+        #expect(statements.filter { $0.hasPrefix("BEGIN") || $0 == "COMMIT" || $0 == "ROLLBACK" }.count == 2)
+        let keys = try #require(statements.firstIndex { $0.hasPrefix("UPDATE Z_PRIMARYKEY") })
+        let insert = try #require(statements.firstIndex { $0.hasPrefix("INSERT INTO ZCOMPANY") })
+        let update = try #require(statements.firstIndex { $0.hasPrefix("UPDATE ZCOMPANY") })
+        #expect(keys < update && update < insert)
+
+        // A save with nothing for the store runs no statement at all.
+        log.reset()
+        let temporary = stack.insert("Company", ["name": "Gone"])
+        stack.context.delete(temporary)
+        try stack.context.save()
+        #expect(log.statements.isEmpty)
+    }
+
+    /// Keys taken by a round that then fails stay taken: the objects keep those IDs, so a later save by
+    /// anyone must not get them again. The rows of the failed round are not written.
+    @Test func keysTakenByAFailedSaveStayTakenAndNothingElseIsWritten() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let model = TestModel.make()
+        let first = try SQLiteStack(model: model, url: url)
+        try withExtendedLifetime(first.context) {
+            first.insert("Company", ["name": "Acme"])
+            try first.context.save()
+        }
+        let second = try SQLiteStack(model: model, url: url)
+        try withExtendedLifetime((first.context, second.context)) {
+            let mine = try #require(try first.fetch("Company").first)
+            let theirs = try #require(try second.fetch("Company").first)
+            _ = mine.value(forKey: "name")
+            theirs.setValue("Theirs", forKey: "name")
+            try second.context.save()
+
+            mine.setValue("Mine", forKey: "name")
+            let added = first.insert("Company", ["name": "Globex"])
+            #expect(throws: (any Error).self) { try first.context.save() }
+            #expect(!added.objectID.isTemporaryID)
+            let key = try #require(first.store.primaryKey(of: added.objectID))
+            let stored = try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY ORDER BY Z_PK").compactMap { $0["ZNAME"] as? String }
+            #expect(stored == ["Theirs"])
+            let maximum = try RawSQL.rows(url, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Company'").first?["Z_MAX"] as? Int64
+            #expect((maximum ?? 0) >= key)
+
+            // Another coordinator's new object gets another key.
+            let other = second.insert("Company", ["name": "Initech"])
+            try second.context.save()
+            #expect(second.store.primaryKey(of: other.objectID) != key)
+        }
+    }
+
     @Test func aDeleteInAnotherCoordinatorMakesTheUpdateAConflict() throws {
         let folder = TemporaryFolder()
         let url = folder.file()
