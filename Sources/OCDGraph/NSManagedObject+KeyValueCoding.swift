@@ -149,7 +149,7 @@ extension NSManagedObject {
     }
 
     private func checkedToOne(_ value: Any?, _ relationship: NSRelationshipDescription) -> NSManagedObject? {
-        guard let value, !(value is NSNull) else { return nil }
+        guard let value, !isNSNull(value) else { return nil }
         guard let object = value as? NSManagedObject,
               relationship.destinationEntity.map({ object.entity.isKindOf(entity: $0) }) ?? true else {
             fatalError("Unacceptable type of value for to-one relationship: property = \"\(relationship.name)\"; desired type = \(relationship.destinationEntity?.name ?? "?"); given type = \(Swift.type(of: value)); value = \(value).")
@@ -159,7 +159,7 @@ extension NSManagedObject {
     }
 
     private func checkedToMany(_ value: Any?, _ relationship: NSRelationshipDescription) -> [NSManagedObject] {
-        guard let value, !(value is NSNull) else { return [] }
+        guard let value, !isNSNull(value) else { return [] }
         guard let objects = ManagedValueCoercion.managedObjects(in: value) else {
             fatalError("Unacceptable type of value for to-many relationship: property = \"\(relationship.name)\"; desired type = NSSet; given type = \(Swift.type(of: value)); value = \(value).")
         }
@@ -433,7 +433,7 @@ enum AttributeValues {
         guard let value else { return nil }
         // Casts that fail cost a conformance lookup: only values that can be NSNull or an Optional try them.
         if Swift.type(of: value) is AnyClass {
-            if value is NSNull { return nil }
+            if isNSNull(value) { return nil }
         } else if !ManagedValueCoercion.isPlainValue(value), let optional = value as? AnyOptionalValue {
             guard let wrapped = optional.wrappedValue else { return nil }
             return normalize(wrapped, for: attribute, of: object)

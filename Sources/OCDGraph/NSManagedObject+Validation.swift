@@ -108,7 +108,7 @@ extension NSManagedObject {
     }
 
     private func modelErrors(for property: NSPropertyDescription, value: Any?, into errors: inout [NSError]) {
-        let value = value is NSNull ? nil : value
+        let value = value.flatMap { isNSNull($0) ? nil : $0 }
         if let relationship = property as? NSRelationshipDescription {
             if relationship.isToMany {
                 let count = ManagedValueCoercion.managedObjects(in: value ?? [Any]())?.count ?? 0

@@ -267,7 +267,7 @@ extension NSManagedObjectContext {
                 var result: [String: Any] = [:]
                 for column in columns {
                     let value = column.isAggregate ? try column.aggregate(over: members) : try members.first.flatMap { try column.value(for: $0) }
-                    if let value, !(value is NSNull) { result[column.name] = value }
+                    if let value, !isNSNull(value) { result[column.name] = value }
                 }
                 if let having = request.havingPredicate, try !having.evaluateThrowing(with: result) { continue }
                 results.append(result)
@@ -276,7 +276,7 @@ extension NSManagedObjectContext {
             for reader in readers {
                 var result: [String: Any] = [:]
                 for column in columns {
-                    if let value = try column.value(for: reader), !(value is NSNull) { result[column.name] = value }
+                    if let value = try column.value(for: reader), !isNSNull(value) { result[column.name] = value }
                 }
                 results.append(result)
             }

@@ -186,17 +186,16 @@ extension NSManagedObjectContext {
     func storeRow(of object: NSManagedObject, version: Int64) -> StoreRow {
         let layout = object.layout
         var values = [Any?](repeating: nil, count: layout.properties.count)
+        // By the layout's slot kinds: a cast of each property would cost more than the row's values.
         for slot in layout.persistentSlots {
-            let property = layout.properties[slot]
-            if let relationship = property as? NSRelationshipDescription {
-                if relationship.isToMany {
-                    // An unloaded relationship did not change: nil tells the store to keep what it has.
-                    values[slot] = (object.slots[slot] as? ToManyStorage)?.objects.map(\.objectID)
-                        ?? object.committedRow?.values[slot] ?? nil
-                } else {
-                    values[slot] = (object.slots[slot] as? NSManagedObject)?.objectID
-                }
-            } else {
+            switch layout.kinds[slot] {
+            case .toMany:
+                // An unloaded relationship did not change: nil tells the store to keep what it has.
+                values[slot] = (object.slots[slot] as? ToManyStorage)?.objects.map(\.objectID)
+                    ?? object.committedRow?.values[slot] ?? nil
+            case .toOne:
+                values[slot] = (object.slots[slot] as? NSManagedObject)?.objectID
+            default:
                 values[slot] = object.attributeValue(slot: slot)
             }
         }

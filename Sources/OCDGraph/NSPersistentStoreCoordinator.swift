@@ -318,7 +318,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         var rows: [NSManagedObjectID: StoreRow] = [:]
         for (store, request) in requests where !request.isEmpty {
             let result = try store.save(request)
-            rows.merge(result.rows) { _, new in new }
+            // One store (the usual case) hands its dictionary over as it is, without rehashing each row.
+            if rows.isEmpty { rows = result.rows } else { rows.merge(result.rows) { _, new in new } }
         }
         return rows
     }

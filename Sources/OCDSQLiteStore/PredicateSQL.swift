@@ -375,7 +375,7 @@ final class PredicateSQL {
     private func compareObject(_ key: String, _ op: NSComparisonPredicate.Operator, _ other: Operand,
                                _ comparison: NSComparisonPredicate) throws -> String {
         func primaryKey(_ value: Any?) -> SQLValue? {
-            guard let value, !(value is NSNull) else { return .null }
+            guard let value, !isNSNull(value) else { return .null }
             let id: NSManagedObjectID?
             if let objectID = value as? NSManagedObjectID { id = objectID }
             else if let reference = value as? StoreObjectReference { id = reference.referencedObjectID }

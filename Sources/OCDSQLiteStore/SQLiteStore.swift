@@ -597,6 +597,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         let (connection, schema) = try ready()
         var result: [NSManagedObjectID: StoreRow] = [:]
+        result.reserveCapacity(request.inserted.count + request.updated.count)
         let (currentMetadata, generation) = metadataWithGeneration
         var writtenGeneration: Int?
         do {

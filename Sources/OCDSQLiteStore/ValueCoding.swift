@@ -1,12 +1,13 @@
 import Foundation
 import OCDModel
+import OCDPredicate
 
 /// Attribute values to and from SQLite as Core Data encodes them (spec §3): dates as seconds since
 /// 2001-01-01, booleans as 0/1, UUIDs as 16 bytes, decimals as their text (read back from any numeric
 /// affinity), transformable values as the transformer's data.
 enum ValueCoding {
     static func encode(_ value: Any?, _ attribute: NSAttributeDescription) throws -> SQLValue {
-        guard let value, !(value is NSNull) else { return .null }
+        guard let value, !isNSNull(value) else { return .null }
         switch attribute.attributeType {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType:
             if let number = value as? NSNumber { return .integer(number.int64Value) }
@@ -102,7 +103,7 @@ enum ValueCoding {
 
     /// A value as SQL compares it with the column of `attribute` (predicate arguments).
     static func comparable(_ value: Any?, _ attribute: NSAttributeDescription?) -> SQLValue? {
-        guard let value, !(value is NSNull) else { return .null }
+        guard let value, !isNSNull(value) else { return .null }
         if let attribute, attribute.attributeType != .transformableAttributeType, let encoded = try? encode(value, attribute) {
             return encoded
         }
