@@ -41,15 +41,12 @@ extension NSManagedObjectContext {
             deletedNow = Array(deleted.values)
             let list: [Any]
             do {
-                let round = {
-                    try self.obtainPermanentIDs(for: insertedNow)
-                    let (requests, sent) = try self.saveRequests(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
+                // One store transaction for the IDs and the writes, as Core Data's saves are.
+                (result, sent) = try coordinator.performSaveTransaction {
+                    try obtainPermanentIDs(for: insertedNow)
+                    let (requests, sent) = try saveRequests(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
                     return (try coordinator.save(requests), sent)
                 }
-                // One store transaction for the IDs and the writes, as Core Data's saves are; none when
-                // nothing reaches a store (objects inserted and deleted again, updates that undo themselves).
-                let writes = !insertedNow.isEmpty || !deletedNow.isEmpty || updatedNow.contains { $0.hasChangedValues }
-                (result, sent) = writes ? try coordinator.performSaveTransaction(round) : try round()
                 break
             } catch let StoreError.conflicts(conflicts) {
                 let conflicts = mergeConflicts(conflicts)

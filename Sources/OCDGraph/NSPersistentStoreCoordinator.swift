@@ -296,10 +296,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try executeFetch(plan).count
     }
 
-    /// Writes each store's changes, one store after the other, once every store has checked its part. A
-    /// store that fails while writing (not while checking) does not undo the stores written before it.
     /// Runs one round of a context's save (new IDs, then `save(_:)`) under the coordinator's lock and in
-    /// each store's save transaction, so that no other context's work runs between its steps.
+    /// each store's save transaction, so that no other context's work runs between its steps. A store the
+    /// round does not touch begins no transaction (SQLite's begins at the round's first statement).
     func performSaveTransaction<T>(_ body: () throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
@@ -310,6 +309,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try nest(persistentStores[...])
     }
 
+    /// Writes each store's changes, one store after the other, once every store has checked its part. A
+    /// store that fails while writing (not while checking) does not undo the stores written before it.
     func save(_ requests: [(NSPersistentStore, StoreSaveRequest)]) throws -> [NSManagedObjectID: StoreRow] {
         lock.lock()
         defer { lock.unlock() }

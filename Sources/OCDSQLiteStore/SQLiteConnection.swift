@@ -128,14 +128,28 @@ final class SQLiteConnection {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
-    /// How many `transaction` and `saveTransaction` calls are running: nested ones are savepoints.
+    /// How many transactions are open: nested ones are savepoints.
     private var transactionDepth = 0
+    /// Set while a save round runs and its transaction has not begun: the first statement that needs the
+    /// transaction begins it (`beginSaveRoundIfNeeded()`), so that a store the round does not touch is
+    /// neither locked nor sent a statement.
+    private var saveRoundPending = false
+
+    /// Begins the running save round's transaction if it has not begun: before a statement of the round
+    /// that reads what it will write (the version check) or writes.
+    func beginSaveRoundIfNeeded() throws {
+        guard saveRoundPending else { return }
+        try execute("BEGIN IMMEDIATE")
+        saveRoundPending = false
+        transactionDepth = 1
+    }
 
     /// Runs `body` in a transaction (BEGIN IMMEDIATE, so that a writer fails fast rather than deadlocks),
     /// rolled back when it throws. Inside another transaction it is a savepoint, so that its own failure
     /// undoes its own work only; with `savepoint: false` it then just joins the outer one, for work that
     /// leaves nothing half-done when it throws.
     func transaction<T>(savepoint: Bool = true, _ body: () throws -> T) throws -> T {
+        try beginSaveRoundIfNeeded()
         if transactionDepth > 0 {
             transactionDepth += 1
             defer { transactionDepth -= 1 }
@@ -164,24 +178,42 @@ final class SQLiteConnection {
         }
     }
 
-    /// Runs `body` in one transaction that is committed even when `body` throws: the nested transactions
-    /// of a save roll their own work back, and what they finished (primary keys taken) must stay taken.
-    func saveTransaction<T>(_ body: () throws -> T) throws -> T {
-        if transactionDepth > 0 { return try transaction(body) }
-        try execute("BEGIN IMMEDIATE")
-        transactionDepth = 1
-        defer { transactionDepth = 0 }
+    /// How a save round's transaction ended: whether what its body did is in the file.
+    enum SaveRoundEnd {
+        /// Nothing needed the transaction, or it committed.
+        case committed
+        /// The commit failed or SQLite rolled the transaction back itself: nothing of the round stayed.
+        case lost
+    }
+
+    /// Runs `body`, one round of a save, in one transaction that begins at the first statement needing it
+    /// and is committed even when `body` throws: the nested transactions of the round roll their own work
+    /// back, and what they finished (primary keys taken) must stay taken. `ended` learns whether the
+    /// round's work reached the file, also when this throws.
+    func saveTransaction<T>(_ body: () throws -> T, ended: (SaveRoundEnd) -> Void) throws -> T {
+        if transactionDepth > 0 || saveRoundPending { return try body() }
+        saveRoundPending = true
+        defer { saveRoundPending = false; transactionDepth = 0 }
         let outcome = Result { try body() }
+        guard transactionDepth > 0 else {
+            ended(.committed)
+            return try outcome.get()
+        }
         // SQLite ends the transaction itself after some failures (a full disk, an interrupt).
-        if sqlite3_get_autocommit(handle) != 0 { return try outcome.get() }
+        if sqlite3_get_autocommit(handle) != 0 {
+            ended(.lost)
+            return try outcome.get()
+        }
         do {
             try execute("COMMIT")
         } catch {
             try? execute("ROLLBACK")
+            ended(.lost)
             // The failure that came first says more; a commit failure after success is the failure.
             _ = try outcome.get()
             throw error
         }
+        ended(.committed)
         return try outcome.get()
     }
 

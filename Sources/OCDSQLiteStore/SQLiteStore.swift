@@ -481,18 +481,14 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let mapping = try self.mapping(entity)
         guard let root = schema.mapping(for: mapping.table.entity) else { return [] }
         let first: Int64 = try wrap(writing: true) {
-            // Nothing to undo if it throws (the UPDATE is last): inside a save's transaction, no savepoint.
+            // Nothing to undo if it throws (the write is last): inside a save's transaction, no savepoint.
             try connection.transaction(savepoint: false) {
                 let current = try connection.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(root.number))]) { $0.int64(0) }.first
                 // Never below the table's largest key: a store written by other code may not keep Z_MAX.
                 let largest = try connection.query("SELECT MAX(Z_PK) FROM \(mapping.table.name)") { $0.int64(0) }.first ?? 0
                 let start = max(current ?? 0, largest)
-                if current == nil {
-                    try connection.run("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)",
-                                       [.integer(Int64(root.number)), .text(root.entity.name ?? ""), .integer(start + Int64(count))])
-                } else {
-                    try connection.run("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", [.integer(start + Int64(count)), .integer(Int64(root.number))])
-                }
+                try Self.writeKeyMaximum(start + Int64(count), of: root, replacing: current, connection)
+                roundKeys?[root.number] = (root, start + Int64(count))
                 return start + 1
             }
         }
@@ -501,17 +497,50 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Saving
 
+    /// The open connection's SQLite handle, for tests that need SQLite's own hooks (nil when not open).
+    package var sqliteHandleForTesting: OpaquePointer? { connection?.handle }
+
+    /// The last key handed out per root entity in the running save round (nil outside one).
+    private var roundKeys: [Int: (root: EntityMapping, last: Int64)]?
+
     /// One transaction for a save's round: taking primary keys, checking versions and writing commit
-    /// together, as Core Data's do, and no other connection writes between the check and the write.
+    /// together, as Core Data's do, and no other connection writes between the check and the write. It
+    /// begins at the round's first statement for this store, so a store the save does not touch is not
+    /// locked.
     public override func performSaveTransaction<T>(_ body: () throws -> T) throws -> T {
         guard !isReadOnly, let (connection, _) = try? ready() else { return try body() }
         let metadataGeneration = writtenMetadataGeneration
+        roundKeys = [:]
+        defer { roundKeys = nil }
+        var lost = false
         do {
-            return try wrap(writing: true) { try connection.saveTransaction(body) }
+            return try wrap(writing: true) { try connection.saveTransaction(body, ended: { lost = $0 == .lost }) }
         } catch {
-            // A failed commit loses the metadata the save wrote too: the next save writes it again.
+            // A lost transaction loses the metadata the save wrote too: the next save writes it again.
             writtenMetadataGeneration = metadataGeneration
+            if lost, let keys = roundKeys, !keys.isEmpty {
+                // The objects keep the permanent IDs they were given: their keys stay taken in a
+                // transaction of their own. If that fails too, a later insert of the same key fails on
+                // Z_PK's uniqueness rather than overwriting a row.
+                try? connection.transaction {
+                    for (root, last) in keys.values {
+                        let current = try connection.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(root.number))]) { $0.int64(0) }.first
+                        if let current, current >= last { continue }
+                        try Self.writeKeyMaximum(last, of: root, replacing: current, connection)
+                    }
+                }
+            }
             throw error
+        }
+    }
+
+    /// Sets `Z_MAX` of `root` to `value`, adding its `Z_PRIMARYKEY` row where there was none (`current`).
+    private static func writeKeyMaximum(_ value: Int64, of root: EntityMapping, replacing current: Int64?, _ connection: SQLiteConnection) throws {
+        if current == nil {
+            try connection.run("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)",
+                               [.integer(Int64(root.number)), .text(root.entity.name ?? ""), .integer(value)])
+        } else {
+            try connection.run("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", [.integer(value), .integer(Int64(root.number))])
         }
     }
 
@@ -520,6 +549,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw StoreError.invalidRequest("The store \(url?.lastPathComponent ?? "") was opened read-only.")
         }
         let (connection, _) = try ready()
+        // Inside a save round, the versions are read in the transaction that writes.
+        try wrap(writing: true) { try connection.beginSaveRoundIfNeeded() }
         var expected: [NSManagedObjectID: Int64] = [:]
         for (row, version) in request.updated { expected[row.objectID] = version }
         for (id, version) in request.deleted { expected[id] = version }

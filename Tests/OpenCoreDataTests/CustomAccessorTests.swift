@@ -138,7 +138,9 @@ struct ListingStack {
     }
 }
 
-@Suite struct CustomAccessorListings {
+// Serialized: the tests count calls of the accessors in static counters, which a test running beside
+// them would also move.
+@Suite(.serialized) struct CustomAccessorListings {
     @Test func valueForKeyDispatchesToTheCustomAccessor() throws {
         let stack = try ListingStack()
         let department = try #require(stack.insert("Department") as? ListingDepartment)

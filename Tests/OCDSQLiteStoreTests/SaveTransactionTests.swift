@@ -1,0 +1,69 @@
+import CSQLite
+import Foundation
+import OCDGraph
+import OCDModel
+import OCDSQLiteStore
+import OCDStore
+import Synchronization
+import Testing
+
+/// Commits SQLite turns into rollbacks while positive (a commit hook answering non-zero fails the COMMIT).
+private let failingCommits = Atomic<Int>(0)
+
+/// A save's round is one transaction per store it touches (Documentation/SQLiteStore.md, "Saving and
+/// locking"): what happens when that transaction is lost, and what a store the save does not touch sees.
+@Suite struct SaveTransactionTests {
+    /// The objects of a round whose COMMIT fails keep the permanent IDs they were given, so their keys are
+    /// raised in Z_MAX again after the rollback: no later save, in this coordinator or another, gets them.
+    @Test func keysOfARoundWhoseCommitFailsStayTaken() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let model = TestModel.make()
+        let stack = try SQLiteStack(model: model, url: url)
+        let handle = try #require(stack.sqliteStore.sqliteHandleForTesting)
+        sqlite3_commit_hook(handle, { _ in
+            failingCommits.subtract(1, ordering: .relaxed).newValue >= 0 ? 1 : 0
+        }, nil)
+        defer { sqlite3_commit_hook(handle, nil, nil) }
+
+        let acme = stack.insert("Company", ["name": "Acme"])
+        let globex = stack.insert("Company", ["name": "Globex"])
+        failingCommits.store(1, ordering: .relaxed)
+        #expect(throws: (any Error).self) { try stack.context.save() }
+        failingCommits.store(0, ordering: .relaxed)
+        let keys = try [acme, globex].map { try #require(stack.store.primaryKey(of: $0.objectID)) }
+        #expect(!acme.objectID.isTemporaryID && !globex.objectID.isTemporaryID)
+        #expect(try RawSQL.rows(url, "SELECT Z_PK FROM ZCOMPANY").isEmpty)
+        let maximum = try RawSQL.rows(url, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Company'").first?["Z_MAX"] as? Int64
+        #expect((maximum ?? 0) >= keys.max()!)
+
+        // Another coordinator's object gets a key of its own, and the first save goes through on retry.
+        let other = try SQLiteStack(model: model, url: url)
+        let initech = other.insert("Company", ["name": "Initech"])
+        try other.context.save()
+        #expect(!keys.contains(try #require(other.store.primaryKey(of: initech.objectID))))
+        try stack.context.save()
+        let names = try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY ORDER BY ZNAME").compactMap { $0["ZNAME"] as? String }
+        #expect(names == ["Acme", "Globex", "Initech"])
+        withExtendedLifetime(other) {}
+    }
+
+    /// With two stores, a save that writes to one sends the other no statement, so it takes no lock there.
+    @Test func aStoreTheSaveDoesNotTouchSeesNoStatement() throws {
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: TestModel.make(), url: folder.file("First.sqlite"))
+        let second = try stack.coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil,
+                                                              at: folder.file("Second.sqlite"), options: nil)
+        let log = SQLStatementLog()
+        try #require(second as? SQLiteStore).statementLog = log
+        let firstLog = SQLStatementLog()
+        stack.sqliteStore.statementLog = firstLog
+
+        let acme = stack.insert("Company", ["name": "Acme"])
+        try stack.context.save()
+        #expect(acme.objectID.persistentStore === stack.store)
+        #expect(log.statements.isEmpty)
+        #expect(firstLog.statements.first == "BEGIN IMMEDIATE")
+        #expect(firstLog.statements.last == "COMMIT")
+    }
+}
