@@ -314,7 +314,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let index: [String: Int32]
         let schema: StoreSchema
         private var entityNumber: Int64 = -1
-        private var current: (mapping: EntityMapping, steps: [ReadStep])?
+        private var current: (mapping: EntityMapping, steps: [ReadStep], ids: NSPersistentStore.ObjectIDMaker)?
 
         init(_ store: SQLiteStore, _ table: RootTable, _ index: [String: Int32], _ schema: StoreSchema) {
             self.store = store
@@ -329,9 +329,11 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 entityNumber = number
                 // A Z_ENT of an entity stored in another table (a damaged file) reads as no row: the
                 // steps are cached per entity, for the positions of its own table.
-                current = schema.byNumber[Int(number)].flatMap { $0.table === table ? ($0, store.steps(for: $0, index)) : nil }
+                current = schema.byNumber[Int(number)].flatMap {
+                    $0.table === table ? ($0, store.steps(for: $0, index), store.objectIDMaker(for: $0.entity)) : nil
+                }
             }
-            guard let (mapping, steps) = current else { return nil }
+            guard let (mapping, steps, ids) = current else { return nil }
             var values = [Any?](repeating: nil, count: mapping.layout.properties.count)
             for step in steps {
                 switch step {
@@ -347,7 +349,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     if let destination { values[slot] = store.objectID(for: destination, primaryKey: statement.int64(position)) }
                 }
             }
-            return StoreRow(objectID: store.objectID(for: mapping.entity, primaryKey: statement.int64(0)),
+            return StoreRow(objectID: ids.objectID(primaryKey: statement.int64(0)),
                             version: statement.int64(2), values: values)
         }
     }
@@ -371,10 +373,15 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let (connection, schema) = try ready()
         let mapping = try self.mapping(plan.entity)
         let query = try PredicateSQL(schema: schema, store: self).select("t0.Z_PK, t0.Z_ENT", plan: plan, mapping: mapping)
+        // The entity's ID maker is looked up when Z_ENT changes from one row to the next, not per row.
+        var last: (number: Int64, ids: ObjectIDMaker?) = (-1, nil)
         return try wrap {
             try connection.query(query.sql, query.arguments) { statement -> NSManagedObjectID? in
-                guard let entity = schema.byNumber[Int(statement.int64(1))]?.entity else { return nil }
-                return self.objectID(for: entity, primaryKey: statement.int64(0))
+                let number = statement.int64(1)
+                if number != last.number {
+                    last = (number, schema.byNumber[Int(number)].map { self.objectIDMaker(for: $0.entity) })
+                }
+                return last.ids?.objectID(primaryKey: statement.int64(0))
             }.compactMap { $0 }
         }
     }
@@ -492,7 +499,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 return start + 1
             }
         }
-        return (0..<Int64(count)).map { objectID(for: entity, primaryKey: first + $0) }
+        let ids = objectIDMaker(for: entity)
+        return (0..<Int64(count)).map { ids.objectID(primaryKey: first + $0) }
     }
 
     // MARK: Saving

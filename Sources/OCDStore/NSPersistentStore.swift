@@ -239,6 +239,23 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         return NSManagedObjectID(entity: entity, store: self, identifier: base.identifier, baseHash: base.hash, primaryKey: primaryKey)
     }
 
+    /// Makes permanent IDs of one entity of this store, for a loop over rows: the entity's cached ID
+    /// base is found once (a lock and a lookup, about a fifth of making an ID) rather than per ID.
+    package struct ObjectIDMaker {
+        fileprivate let store: NSPersistentStore
+        fileprivate let base: IDBase
+
+        /// The ID of the row `primaryKey`.
+        package func objectID(primaryKey: Int64) -> NSManagedObjectID {
+            NSManagedObjectID(entity: base.entity, store: store, identifier: base.identifier, baseHash: base.hash, primaryKey: primaryKey)
+        }
+    }
+
+    /// An ``ObjectIDMaker`` for `entity`. Made per query: it keeps the identifier it was made with.
+    package func objectIDMaker(for entity: NSEntityDescription) -> ObjectIDMaker {
+        ObjectIDMaker(store: self, base: idBase(for: entity))
+    }
+
     /// The primary key of one of this store's permanent IDs.
     public func primaryKey(of objectID: NSManagedObjectID) -> Int64? {
         guard let key = objectID.primaryKey, objectID.storeIdentifier == idBase(for: objectID.entity).identifier else { return nil }
@@ -249,7 +266,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// entity's name. Made once per entity (and again after the metadata, which holds the identifier, is
     /// set): reading the identifier out of the metadata and hashing two strings cost more than the rest
     /// of making an ID. Holds the entity, so that its ObjectIdentifier is not reused while cached.
-    private struct IDBase {
+    fileprivate struct IDBase {
         let entity: NSEntityDescription
         let identifier: String?
         let hash: Int
