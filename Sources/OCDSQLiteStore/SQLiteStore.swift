@@ -703,16 +703,20 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private func appendColumnValues(_ row: StoreRow, _ mapping: EntityMapping, to values: inout [SQLValue]) throws {
         let columns = mapping.writtenColumns
         values.reserveCapacity(values.count + columns.count + 2)
-        for written in columns {
-            if let attribute = written.attribute {
-                values.append(try ValueCoding.encode(row.values[written.slot], attribute))
-                continue
-            }
-            let destination = row.values[written.slot] as? NSManagedObjectID
-            values.append(destination.flatMap { primaryKey(of: $0) }.map { .integer($0) } ?? .null)
-            if written.entityColumn != nil {
-                let number = destination.flatMap { try? self.mapping($0.entity).number }
-                values.append(number.map { .integer(Int64($0)) } ?? .null)
+        // Through the buffer: an `Array` subscript hands each `Any?` out as a copy (a value-witness call),
+        // the buffer's lends it to `encode`.
+        try row.values.withUnsafeBufferPointer { rowValues in
+            for written in columns {
+                if let attribute = written.attribute {
+                    values.append(try ValueCoding.encode(rowValues[written.slot], attribute))
+                    continue
+                }
+                let destination = rowValues[written.slot] as? NSManagedObjectID
+                values.append(destination.flatMap { primaryKey(of: $0) }.map { .integer($0) } ?? .null)
+                if written.entityColumn != nil {
+                    let number = destination.flatMap { try? self.mapping($0.entity).number }
+                    values.append(number.map { .integer(Int64($0)) } ?? .null)
+                }
             }
         }
     }
