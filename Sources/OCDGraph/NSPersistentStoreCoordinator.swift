@@ -315,9 +315,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         // Every store checks its part before any writes, so that a conflict in one changes none.
-        for (store, request) in requests where !request.isEmpty { try store.checkSave(request) }
+        var requests = requests.filter { !$0.1.isEmpty }
+        if requests.count == 1 { requests[0].1.isOnlyStoreOfSave = true }
+        for (store, request) in requests { try store.checkSave(request) }
         var rows: [NSManagedObjectID: StoreRow] = [:]
-        for (store, request) in requests where !request.isEmpty {
+        for (store, request) in requests {
             let result = try store.save(request)
             // One store (the usual case) hands its dictionary over as it is, without rehashing each row.
             if rows.isEmpty { rows = result.rows } else { rows.merge(result.rows) { _, new in new } }

@@ -559,6 +559,12 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let (connection, _) = try ready()
         // Inside a save round, the versions are read in the transaction that writes.
         try wrap(writing: true) { try connection.beginSaveRoundIfNeeded() }
+        let constrained = request.hasUniquenessConstraints
+        // The only store of the save finds version conflicts in its writes (`WHERE Z_OPT = ?`, no row
+        // changed) and undoes them with its savepoint, with the same conflicts as this check reports, as
+        // Core Data's SQL does. Reading every version first is needed when another store's writes could
+        // be done already, and to report version conflicts before uniqueness ones.
+        guard !request.isOnlyStoreOfSave || constrained else { return }
         var expected: [NSManagedObjectID: Int64] = [:]
         for (row, version) in request.updated { expected[row.objectID] = version }
         for (id, version) in request.deleted { expected[id] = version }
@@ -570,6 +576,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             }
             if !conflicts.isEmpty { throw StoreError.conflicts(try withStoredRows(conflicts)) }
         }
+        guard constrained else { return }
         let violations = try request.uniquenessConflicts(storedRowsMatching: storedRows(of:matching:values:))
         if !violations.isEmpty { throw StoreError.constraintConflicts(violations) }
     }
@@ -670,7 +677,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             } }
             if let writtenGeneration { writtenMetadataGeneration = writtenGeneration }
         } catch StoreError.conflicts(let conflicts) {
-            // Another connection changed the rows between checkSave and the write: nothing was written.
+            // A row changed since it was read (found by the write when `checkSave` left it to the write): the
+            // savepoint undid the writes; the conflicts go to the merge policy with the stored rows.
             throw StoreError.conflicts(try withStoredRows(conflicts))
         }
         return StoreSaveResult(rows: result)

@@ -43,6 +43,7 @@ extension StoreSaveRequest {
     /// The in-memory store answers `storedRowsMatching` by scanning its tables; an SQL store answers with
     /// one `SELECT … WHERE name1 = ? AND name2 = ?` over the entity's table.
     public func uniquenessConflicts(storedRowsMatching: (_ entity: NSEntityDescription, _ names: [String], _ values: [Any]) throws -> [StoreRow]) rethrows -> [StoreConstraintConflict] {
+        guard hasUniquenessConstraints else { return [] }
         let rows = inserted + updated.map(\.row)
         guard !rows.isEmpty else { return [] }
         var changedIDs = Set(updated.map(\.row.objectID))
@@ -93,6 +94,27 @@ extension StoreSaveRequest {
     }
 
     /// The uniqueness constraints `entity` itself declares, as property names.
+    /// Whether an entity of an inserted or updated row, or one of its superentities, declares a
+    /// uniqueness constraint: most models have none, and then nothing is checked per row. Each entity is
+    /// asked once (rows of one entity come in runs).
+    public var hasUniquenessConstraints: Bool {
+        var last: NSEntityDescription?
+        var asked = Set<ObjectIdentifier>()
+        func constrained(_ row: StoreRow) -> Bool {
+            let entity = row.objectID.entity
+            guard entity !== last else { return false }
+            last = entity
+            guard asked.insert(ObjectIdentifier(entity)).inserted else { return false }
+            var next: NSEntityDescription? = entity
+            while let current = next {
+                if !current.uniquenessConstraints.isEmpty { return true }
+                next = current.superentity
+            }
+            return false
+        }
+        return inserted.contains(where: constrained) || updated.contains(where: { constrained($0.row) })
+    }
+
     static func constraints(of entity: NSEntityDescription) -> [[String]] {
         entity.uniquenessConstraints.map { group in
             group.map { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name ?? "\($0)" }

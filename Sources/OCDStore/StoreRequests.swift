@@ -57,6 +57,12 @@ public struct StoreSaveRequest: @unchecked Sendable {
     /// Each updated row with the version the context read; the row's own version is ignored.
     public var updated: [(row: StoreRow, expectedVersion: Int64)]
     public var deleted: [(objectID: NSManagedObjectID, expectedVersion: Int64)]
+    /// Set by the coordinator when this store is the only one the save writes to. A store that finds
+    /// version conflicts while it writes, and then undoes its writes (the SQLite store), may leave them
+    /// to the writes instead of reading every version in ``NSPersistentStore/checkSave(_:)``: with one
+    /// store nothing else has been written yet. With several, each checks first, so that a conflict in one
+    /// changes none.
+    public var isOnlyStoreOfSave = false
 
     public init(inserted: [StoreRow] = [], updated: [(row: StoreRow, expectedVersion: Int64)] = [],
                 deleted: [(objectID: NSManagedObjectID, expectedVersion: Int64)] = []) {

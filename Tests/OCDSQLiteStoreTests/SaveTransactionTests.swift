@@ -48,6 +48,55 @@ private let failingCommits = Atomic<Int>(0)
         withExtendedLifetime(other) {}
     }
 
+    /// The only store of a save finds version conflicts in its writes, as Core Data's SQL does, instead of
+    /// reading every version first; the conflict still reaches the merge policy with the stored row.
+    /// With a uniqueness constraint in play the versions are read first, so that version conflicts are
+    /// reported before uniqueness ones.
+    @Test func theOnlyStoreOfASaveLeavesVersionConflictsToItsWrites() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let model = TestModel.make { entities, _ in entities["Project"]!.uniquenessConstraints = [["title"]] }
+        let first = try SQLiteStack(model: model, url: url)
+        let acme = first.insert("Company", ["name": "Acme"])
+        let project = first.insert("Project", ["title": "Apollo"])
+        try first.context.save()
+        let log = SQLStatementLog()
+        first.sqliteStore.statementLog = log
+        defer { first.sqliteStore.statementLog = nil }
+
+        acme.setValue("Acme Corp", forKey: "name")
+        try first.context.save()
+        #expect(!log.statements.contains { $0.uppercased().contains("SELECT Z_PK, Z_OPT") })
+        #expect(log.statements.contains { $0.uppercased().hasPrefix("UPDATE ZCOMPANY") })
+
+        log.reset()
+        project.setValue("Gemini", forKey: "title")
+        try first.context.save()
+        #expect(log.statements.contains { $0.uppercased().contains("SELECT Z_PK, Z_OPT") })
+
+        // A conflict found by the write: nothing of the save stays, the error is Core Data's.
+        let second = try SQLiteStack(model: model, url: url)
+        let theirs = try #require(try second.fetch("Company").first)
+        theirs.setValue("Theirs", forKey: "name")
+        try second.context.save()
+        acme.setValue("Mine", forKey: "name")
+        let added = first.insert("Company", ["name": "Globex"])
+        do {
+            try first.context.save()
+            Issue.record("the stale save succeeded")
+        } catch {
+            let error = error as NSError
+            #expect(error.code == 133020)
+            let conflicts = error.userInfo["conflictList"] as? [NSMergeConflict]
+            #expect(conflicts?.first?.sourceObject === acme)
+            #expect(conflicts?.first?.persistedSnapshot?["name"] as? String == "Theirs")
+        }
+        let names = try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY ORDER BY ZNAME").compactMap { $0["ZNAME"] as? String }
+        #expect(names == ["Theirs"])
+        #expect(added.isInserted)
+        withExtendedLifetime(second) {}
+    }
+
     /// With two stores, a save that writes to one sends the other no statement, so it takes no lock there.
     @Test func aStoreTheSaveDoesNotTouchSeesNoStatement() throws {
         let folder = TemporaryFolder()
