@@ -135,6 +135,11 @@ final class SQLiteConnection {
     /// neither locked nor sent a statement.
     private var saveRoundPending = false
 
+    /// Set while a save round runs (`saveTransaction`), begun or pending.
+    private(set) var isInSaveRound = false
+    /// Why the running save round was rolled back (`abandonSaveRound(_:)`), if it was.
+    private var saveRoundAbandonment: (any Error)?
+
     /// Begins the running save round's transaction if it has not begun: before a statement of the round
     /// that reads what it will write (the version check) or writes.
     func beginSaveRoundIfNeeded() throws {
@@ -191,10 +196,16 @@ final class SQLiteConnection {
     /// back, and what they finished (primary keys taken) must stay taken. `ended` learns whether the
     /// round's work reached the file, also when this throws.
     func saveTransaction<T>(_ body: () throws -> T, ended: (SaveRoundEnd) -> Void) throws -> T {
-        if transactionDepth > 0 || saveRoundPending { return try body() }
+        if transactionDepth > 0 || isInSaveRound { return try body() }
         saveRoundPending = true
-        defer { saveRoundPending = false; transactionDepth = 0 }
+        isInSaveRound = true
+        defer { saveRoundPending = false; transactionDepth = 0; isInSaveRound = false; saveRoundAbandonment = nil }
         let outcome = Result { try body() }
+        if let abandonment = saveRoundAbandonment {
+            ended(.lost)
+            _ = try outcome.get()
+            throw abandonment
+        }
         guard transactionDepth > 0 else {
             ended(.committed)
             return try outcome.get()
@@ -205,7 +216,11 @@ final class SQLiteConnection {
             return try outcome.get()
         }
         do {
+            let versionBefore = checkedDataVersion == nil ? nil : dataVersion()
             try execute("COMMIT")
+            // The round's own writes keep every checked Z_MAX at or above its table's keys, and no other
+            // connection committed while this one held the write lock: the checks still hold.
+            if let versionBefore, versionBefore == checkedDataVersion { checkedDataVersion = dataVersion() }
         } catch {
             try? execute("ROLLBACK")
             ended(.lost)
@@ -215,6 +230,52 @@ final class SQLiteConnection {
         }
         ended(.committed)
         return try outcome.get()
+    }
+
+    /// Rolls the running save round back now, for a write that failed after others of the round succeeded
+    /// without a savepoint around them: the round then ends as `.lost`, throwing `error` if nothing else
+    /// did. Statements after this run outside any transaction.
+    func abandonSaveRound(_ error: any Error) {
+        guard isInSaveRound else { return }
+        if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
+        saveRoundAbandonment = error
+        saveRoundPending = false
+        transactionDepth = 0
+    }
+
+    // MARK: Checked key maxima
+
+    /// The pager's data version, which changes with every commit to the file, this connection's or
+    /// another's (another's is seen when this connection next takes a lock); nil when SQLite cannot tell.
+    private func dataVersion() -> UInt32? {
+        var version: UInt32 = 0
+        return sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK ? version : nil
+    }
+
+    /// Root entities (by number) whose `Z_MAX` was found at or above their table's largest key, and the
+    /// data version when it was: a later commit by anyone but a save round of this connection voids them.
+    private var checkedKeyRoots: Set<Int> = []
+    private var checkedDataVersion: UInt32?
+
+    /// Whether `Z_MAX` of the root entity `root` is known to be at or above its table's largest key, so
+    /// that taking keys need not read `MAX(Z_PK)`. Call inside the transaction that takes the keys.
+    func keyMaximumIsChecked(root: Int) -> Bool {
+        guard let checkedDataVersion, dataVersion() == checkedDataVersion else {
+            checkedKeyRoots = []
+            checkedDataVersion = nil
+            return false
+        }
+        return checkedKeyRoots.contains(root)
+    }
+
+    /// Records that `Z_MAX` of `root` is at or above its table's largest key, in the running transaction.
+    func noteKeyMaximumChecked(root: Int) {
+        guard let version = dataVersion() else { return }
+        if version != checkedDataVersion {
+            checkedKeyRoots = []
+            checkedDataVersion = version
+        }
+        checkedKeyRoots.insert(root)
     }
 
     /// Rows of a query, each read by `read`.

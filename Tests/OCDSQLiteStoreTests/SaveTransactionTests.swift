@@ -94,7 +94,55 @@ private let failingCommits = Atomic<Int>(0)
         let names = try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY ORDER BY ZNAME").compactMap { $0["ZNAME"] as? String }
         #expect(names == ["Theirs"])
         #expect(added.isInserted)
+        // The rolled-back round's keys stay taken.
+        let maximum = try RawSQL.rows(url, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Company'").first?["Z_MAX"] as? Int64
+        #expect((maximum ?? 0) >= (try #require(first.store.primaryKey(of: added.objectID))))
         withExtendedLifetime(second) {}
+    }
+
+    /// A small save of the only store runs Core Data's statements and no more: the transaction, `Z_MAX`
+    /// read and raised, the insert. The table's largest key is read once, not per save, and no savepoint
+    /// wraps the writes (a failed write rolls the whole round back instead).
+    @Test func aSmallSaveOfTheOnlyStoreRunsFiveStatements() throws {
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: TestModel.make(), url: folder.file())
+        let log = SQLStatementLog()
+        stack.sqliteStore.statementLog = log
+        _ = stack.insert("Company", ["name": "Acme"])
+        try stack.context.save()
+        #expect(log.statements.contains { $0.uppercased().contains("MAX(Z_PK)") })
+
+        log.reset()
+        _ = stack.insert("Company", ["name": "Globex"])
+        try stack.context.save()
+        let kinds = log.statements.map { String($0.uppercased().prefix(while: { $0 != " " })) }
+        #expect(kinds == ["BEGIN", "SELECT", "UPDATE", "INSERT", "COMMIT"], "\(log.statements)")
+        #expect(!log.statements.contains { $0.uppercased().contains("MAX(Z_PK)") || $0.uppercased().contains("SAVEPOINT") })
+    }
+
+    /// Rows another connection writes without raising `Z_MAX` are seen at the next save, which reads the
+    /// largest key again after any commit that was not this store's own save.
+    @Test func keysStayAboveRowsWrittenByOtherCode() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        _ = stack.insert("Company", ["name": "Acme"])
+        try stack.context.save()
+        let entity = try #require(RawSQL.rows(url, "SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Company'").first?["Z_ENT"] as? Int64)
+        try RawSQL.execute(url, "INSERT INTO ZCOMPANY (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1000, \(entity), 1, 'Foreign')")
+
+        let globex = stack.insert("Company", ["name": "Globex"])
+        try stack.context.save()
+        #expect(try #require(stack.store.primaryKey(of: globex.objectID)) == 1001)
+
+        // The same through this store's own connection, outside a save.
+        let handle = try #require(stack.sqliteStore.sqliteHandleForTesting)
+        #expect(sqlite3_exec(handle, "INSERT INTO ZCOMPANY (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (2000, \(entity), 1, 'Own')", nil, nil, nil) == SQLITE_OK)
+        let initech = stack.insert("Company", ["name": "Initech"])
+        try stack.context.save()
+        #expect(try #require(stack.store.primaryKey(of: initech.objectID)) == 2001)
+        let count = try RawSQL.rows(url, "SELECT COUNT(*) AS n FROM ZCOMPANY").first?["n"] as? Int64
+        #expect(count == 5)
     }
 
     /// With two stores, a save that writes to one sends the other no statement, so it takes no lock there.
