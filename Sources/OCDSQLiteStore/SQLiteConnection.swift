@@ -167,6 +167,8 @@ final class SQLiteConnection {
             } catch {
                 try? execute("ROLLBACK TO ocd")
                 try? execute("RELEASE ocd")
+                // Conservative: a check made inside the savepoint is undone with it.
+                roundKeyRoots = []; roundDataVersion = nil
                 throw error
             }
         }
@@ -199,7 +201,11 @@ final class SQLiteConnection {
         if transactionDepth > 0 || isInSaveRound { return try body() }
         saveRoundPending = true
         isInSaveRound = true
-        defer { saveRoundPending = false; transactionDepth = 0; isInSaveRound = false; saveRoundAbandonment = nil }
+        defer {
+            saveRoundPending = false; transactionDepth = 0; isInSaveRound = false; saveRoundAbandonment = nil
+            // A round that did not commit leaves no check of its own (and a lost one, none at all).
+            roundKeyRoots = []; roundDataVersion = nil
+        }
         let outcome = Result { try body() }
         if let abandonment = saveRoundAbandonment {
             ended(.lost)
@@ -212,17 +218,17 @@ final class SQLiteConnection {
         }
         // SQLite ends the transaction itself after some failures (a full disk, an interrupt).
         if sqlite3_get_autocommit(handle) != 0 {
+            forgetKeyChecks()
             ended(.lost)
             return try outcome.get()
         }
         do {
-            let versionBefore = checkedDataVersion == nil ? nil : dataVersion()
+            let versionBefore = dataVersion()
             try execute("COMMIT")
-            // The round's own writes keep every checked Z_MAX at or above its table's keys, and no other
-            // connection committed while this one held the write lock: the checks still hold.
-            if let versionBefore, versionBefore == checkedDataVersion { checkedDataVersion = dataVersion() }
+            keyChecksCommitted(versionBefore: versionBefore)
         } catch {
             try? execute("ROLLBACK")
+            forgetKeyChecks()
             ended(.lost)
             // The failure that came first says more; a commit failure after success is the failure.
             _ = try outcome.get()
@@ -238,12 +244,19 @@ final class SQLiteConnection {
     func abandonSaveRound(_ error: any Error) {
         guard isInSaveRound else { return }
         if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
+        forgetKeyChecks()
         saveRoundAbandonment = error
         saveRoundPending = false
         transactionDepth = 0
     }
 
     // MARK: Checked key maxima
+    //
+    // Taking keys reads `MAX(Z_PK)` as well as `Z_MAX`, as a store written by other code may not keep
+    // `Z_MAX`. A check holds until a commit this connection's save rounds did not make: what a round
+    // checked counts once the round commits (its raised `Z_MAX` is then in the file), and a round's own
+    // writes keep every checked `Z_MAX` at or above its table's keys, as long as no object holds a key
+    // of a round whose `Z_MAX` was lost (`keyChecksDisabled`).
 
     /// The pager's data version, which changes with every commit to the file, this connection's or
     /// another's (another's is seen when this connection next takes a lock); nil when SQLite cannot tell.
@@ -252,30 +265,59 @@ final class SQLiteConnection {
         return sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK ? version : nil
     }
 
-    /// Root entities (by number) whose `Z_MAX` was found at or above their table's largest key, and the
-    /// data version when it was: a later commit by anyone but a save round of this connection voids them.
+    /// Root entities (by number) whose `Z_MAX` is in the file at or above their table's largest key, and
+    /// the data version then.
     private var checkedKeyRoots: Set<Int> = []
     private var checkedDataVersion: UInt32?
+    /// Roots checked in the running save round, counted once it commits, and the data version then.
+    private var roundKeyRoots: Set<Int> = []
+    private var roundDataVersion: UInt32?
+    /// Set for good once objects may hold keys above `Z_MAX` (a lost round whose keys could not be taken
+    /// again): inserting them could push a table's keys past a checked `Z_MAX`.
+    var keyChecksDisabled = false {
+        didSet { if keyChecksDisabled { forgetKeyChecks() } }
+    }
 
     /// Whether `Z_MAX` of the root entity `root` is known to be at or above its table's largest key, so
     /// that taking keys need not read `MAX(Z_PK)`. Call inside the transaction that takes the keys.
     func keyMaximumIsChecked(root: Int) -> Bool {
-        guard let checkedDataVersion, dataVersion() == checkedDataVersion else {
-            checkedKeyRoots = []
-            checkedDataVersion = nil
-            return false
-        }
-        return checkedKeyRoots.contains(root)
+        guard !keyChecksDisabled, let version = dataVersion() else { return false }
+        if version == roundDataVersion && roundKeyRoots.contains(root) { return true }
+        return version == checkedDataVersion && checkedKeyRoots.contains(root)
     }
 
-    /// Records that `Z_MAX` of `root` is at or above its table's largest key, in the running transaction.
+    /// Records that `Z_MAX` of `root` is at or above its table's largest key in the running transaction:
+    /// it counts once a save round commits it (a check outside a round is not kept).
     func noteKeyMaximumChecked(root: Int) {
-        guard let version = dataVersion() else { return }
-        if version != checkedDataVersion {
-            checkedKeyRoots = []
-            checkedDataVersion = version
+        guard isInSaveRound, !keyChecksDisabled, let version = dataVersion() else { return }
+        if version != roundDataVersion {
+            roundKeyRoots = []
+            roundDataVersion = version
         }
-        checkedKeyRoots.insert(root)
+        roundKeyRoots.insert(root)
+    }
+
+    /// After a save round's COMMIT: its checks count, and earlier ones still hold, at the new version (no
+    /// other connection committed while this one held the write lock).
+    private func keyChecksCommitted(versionBefore: UInt32?) {
+        defer { roundKeyRoots = []; roundDataVersion = nil }
+        guard !keyChecksDisabled, let versionBefore, let versionAfter = dataVersion() else {
+            forgetKeyChecks()
+            return
+        }
+        var roots = checkedDataVersion == versionBefore ? checkedKeyRoots : []
+        if roundDataVersion == versionBefore { roots.formUnion(roundKeyRoots) }
+        checkedKeyRoots = roots
+        checkedDataVersion = roots.isEmpty ? nil : versionAfter
+    }
+
+    /// Drops every check, the running round's included: after a rollback, its raised `Z_MAX` is not in
+    /// the file.
+    private func forgetKeyChecks() {
+        checkedKeyRoots = []
+        checkedDataVersion = nil
+        roundKeyRoots = []
+        roundDataVersion = nil
     }
 
     /// Rows of a query, each read by `read`.

@@ -535,12 +535,17 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 // The objects keep the permanent IDs they were given: their keys stay taken in a
                 // transaction of their own. If that fails too, a later insert of the same key fails on
                 // Z_PK's uniqueness rather than overwriting a row.
-                try? connection.transaction {
-                    for (root, last) in keys.values {
-                        let current = try connection.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(root.number))]) { $0.int64(0) }.first
-                        if let current, current >= last { continue }
-                        try Self.writeKeyMaximum(last, of: root, replacing: current, connection)
+                do {
+                    try connection.transaction {
+                        for (root, last) in keys.values {
+                            let current = try connection.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(root.number))]) { $0.int64(0) }.first
+                            if let current, current >= last { continue }
+                            try Self.writeKeyMaximum(last, of: root, replacing: current, connection)
+                        }
                     }
+                } catch {
+                    // Objects now hold keys above Z_MAX: from here on every taking of keys reads MAX(Z_PK).
+                    connection.keyChecksDisabled = true
                 }
             }
             throw error
@@ -566,7 +571,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try wrap(writing: true) { try connection.beginSaveRoundIfNeeded() }
         let constrained = request.hasUniquenessConstraints
         // The only store of the save finds version conflicts in its writes (`WHERE Z_OPT = ?`, no row
-        // changed) and undoes them with its savepoint, with the same conflicts as this check reports, as
+        // changed) and undoes its writes, with the same conflicts as this check reports, as
         // Core Data's SQL does. Reading every version first is needed when another store's writes could
         // be done already, and to report version conflicts before uniqueness ones.
         guard !request.isOnlyStoreOfSave || constrained else { return }
@@ -651,9 +656,13 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         result.reserveCapacity(request.inserted.count + request.updated.count)
         let (currentMetadata, generation) = metadataWithGeneration
         var writtenGeneration: Int?
-        // The only store of a save undoes a failed write by rolling its whole round back (the round's keys
-        // are then taken again by `performSaveTransaction`): no savepoint, two statements fewer per save.
+        // The only store of a save that only inserts undoes a failed write by rolling its whole round back
+        // (the round's keys are then taken again by `performSaveTransaction`): no savepoint, two statements
+        // fewer per save. Such a write fails only on SQLite errors that mostly lose the transaction anyway;
+        // a save with updates or deletes, where a version conflict is an ordinary event, keeps its
+        // savepoint, so that its raised Z_MAX commits with the round.
         let rollsBackRound = request.isOnlyStoreOfSave && connection.isInSaveRound
+            && request.updated.isEmpty && request.deleted.isEmpty && !request.hasUniquenessConstraints
         do {
             try wrap(writing: true) { try connection.transaction(savepoint: !rollsBackRound) {
                 var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []

@@ -12,7 +12,7 @@ private let failingCommits = Atomic<Int>(0)
 
 /// A save's round is one transaction per store it touches (Documentation/SQLiteStore.md, "Saving and
 /// locking"): what happens when that transaction is lost, and what a store the save does not touch sees.
-@Suite struct SaveTransactionTests {
+@Suite(.serialized) struct SaveTransactionTests {
     /// The objects of a round whose COMMIT fails keep the permanent IDs they were given, so their keys are
     /// raised in Z_MAX again after the rollback: no later save, in this coordinator or another, gets them.
     @Test func keysOfARoundWhoseCommitFailsStayTaken() throws {
@@ -46,6 +46,38 @@ private let failingCommits = Atomic<Int>(0)
         let names = try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY ORDER BY ZNAME").compactMap { $0["ZNAME"] as? String }
         #expect(names == ["Acme", "Globex", "Initech"])
         withExtendedLifetime(other) {}
+    }
+
+    /// When a round's COMMIT fails and so does raising `Z_MAX` again, its objects hold keys above
+    /// `Z_MAX`: once they are saved, a new object's key must still come above theirs, so the store reads
+    /// the table's largest key again rather than trusting a check made before.
+    @Test func keysHeldAboveTheMaximumAreNeverHandedOutAgain() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        let handle = try #require(stack.sqliteStore.sqliteHandleForTesting)
+        sqlite3_commit_hook(handle, { _ in
+            failingCommits.subtract(1, ordering: .relaxed).newValue >= 0 ? 1 : 0
+        }, nil)
+        defer { sqlite3_commit_hook(handle, nil, nil) }
+        _ = stack.insert("Company", ["name": "Seed"])
+        try stack.context.save()
+
+        let acme = stack.insert("Company", ["name": "Acme"])
+        let globex = stack.insert("Company", ["name": "Globex"])
+        failingCommits.store(2, ordering: .relaxed)
+        #expect(throws: (any Error).self) { try stack.context.save() }
+        failingCommits.store(0, ordering: .relaxed)
+        let held = try [acme, globex].map { try #require(stack.store.primaryKey(of: $0.objectID)) }
+        let maximum = try RawSQL.rows(url, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Company'").first?["Z_MAX"] as? Int64
+        #expect((maximum ?? 0) < held.max()!, "the second failed commit kept Z_MAX below the held keys")
+
+        try stack.context.save()
+        let initech = stack.insert("Company", ["name": "Initech"])
+        try stack.context.save()
+        #expect(try #require(stack.store.primaryKey(of: initech.objectID)) > held.max()!)
+        let names = try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY ORDER BY ZNAME").compactMap { $0["ZNAME"] as? String }
+        #expect(names == ["Acme", "Globex", "Initech", "Seed"])
     }
 
     /// The only store of a save finds version conflicts in its writes, as Core Data's SQL does, instead of
