@@ -184,7 +184,9 @@ extension NSManagedObject {
     func noteWillAccess(_ key: String?) {
         if NSManagedObjectContext.concurrencyDebugEnabled { managedObjectContext?.assertQueue("access to \(key ?? "a fault") of \(objectID)") }
         fireFault()
-        if let key, let slot = layout.slot(named: key) { observationRegistrar.access(self, keyPath: EntityRuntime.of(layout).observationPaths[slot]) }
+        // Outside `withObservationTracking` a read reports nothing, and needs no registrar to say so.
+        guard let key, ObservationProbe.mayBeTracking, let slot = layout.slot(named: key) else { return }
+        observationRegistrar.access(self, keyPath: EntityRuntime.of(layout).observationPaths[slot])
     }
 
 
@@ -376,6 +378,9 @@ extension NSManagedObject {
 
 
     // MARK: Observation
+
+    /// Whether the object has made its `ObservationRegistrar` (for tests of when it does).
+    package var hasObservationRegistrar: Bool { registrar != nil }
 
     var observationRegistrar: ObservationRegistrar {
         if let registrar { return registrar }

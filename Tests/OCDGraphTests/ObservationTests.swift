@@ -100,6 +100,66 @@ private func typedStack() throws -> TestStack {
         #expect(fired.value)
     }
 
+    /// Reads outside `withObservationTracking` report nothing and make no registrar (decision D25); a read
+    /// inside one reports, also on an object read untracked before, and a change then fires.
+    @Test func untrackedReadsMakeNoRegistrarAndTrackedOnesReport() throws {
+        let stack = try typedStack()
+        let employee = try #require(stack.insert("Employee", ["name": "Ann"]) as? TypedEmployee)
+        let other = try #require(stack.insert("Employee", ["name": "Cy"]) as? TypedEmployee)
+        _ = employee.name
+        _ = employee.value(forKey: "age")
+        guard ObservationProbe.isAvailable else {
+            // The fallback: every read reports, as before the probe.
+            print("note: Observation's thread-local getter was not found (stripped library or another platform); every read makes a registrar")
+            #expect(ObservationProbe.mayBeTracking)
+            #expect(employee.hasObservationRegistrar)
+            return
+        }
+        #expect(!ObservationProbe.mayBeTracking)
+        #expect(!employee.hasObservationRegistrar)
+
+        let fired = Flag()
+        var trackingInside = false
+        withObservationTracking {
+            trackingInside = ObservationProbe.mayBeTracking
+            _ = employee.name
+        } onChange: {
+            fired.set()
+        }
+        #expect(trackingInside)
+        #expect(!ObservationProbe.mayBeTracking)
+        #expect(employee.hasObservationRegistrar)
+        #expect(!other.hasObservationRegistrar)
+        other.name = "Dee"
+        employee.age = 40
+        #expect(!fired.value, "neither another object's change nor another property's fires")
+        employee.name = "Bea"
+        #expect(fired.value)
+    }
+
+    /// Nested tracking: the inner scope's reads reach the inner onChange, the outer scope's after it still
+    /// reach the outer one.
+    @Test func nestedTrackingReportsToEachScope() throws {
+        let stack = try typedStack()
+        let ann = try #require(stack.insert("Employee", ["name": "Ann"]) as? TypedEmployee)
+        let bob = try #require(stack.insert("Employee", ["name": "Bob"]) as? TypedEmployee)
+        let outer = Flag(), inner = Flag()
+        withObservationTracking {
+            withObservationTracking {
+                _ = ann.name
+            } onChange: {
+                inner.set()
+            }
+            _ = bob.name
+        } onChange: {
+            outer.set()
+        }
+        bob.name = "Bo"
+        #expect(outer.value && !inner.value)
+        ann.name = "An"
+        #expect(inner.value)
+    }
+
     @Test func keyPathsOfManagedPropertiesHaveNames() throws {
         let stack = try typedStack()
         let a = try #require(stack.insert("Employee", ["name": "Bob"]) as? TypedEmployee)

@@ -1,0 +1,39 @@
+import CSwiftRuntime
+import Observation
+
+/// Whether Swift Observation may be recording property reads on this thread (a `withObservationTracking`
+/// closure is running), so that reads outside one report nothing and make no `ObservationRegistrar`.
+///
+/// Observation keeps its access list in a thread-local value behind a hidden function of
+/// `libswiftObservation.so`; the registrar reads it and does nothing when it is empty, but only after the
+/// registrar exists (two allocations per object) and is reached through its resilient layout. The probe
+/// finds that function in the library's symbol table and checks once, by tracking a closure of its own,
+/// that it answers as expected. Where it cannot (another platform, a stripped library, a different
+/// runtime), every read is reported, as without the probe (decision D25).
+package enum ObservationProbe {
+    /// The thread-local getter, checked; nil when unavailable.
+    nonisolated(unsafe) private static let getter: UnsafeMutableRawPointer? = {
+        guard let function = ocd_library_function("/libswiftObservation.so", "_swift_observation_tls_get") else {
+            return nil
+        }
+        // Outside tracking the value is the enclosing one; inside, a list of the tracking's own.
+        let outside = ocd_call_pointer_function(function)
+        nonisolated(unsafe) var inside: UnsafeMutableRawPointer?
+        withObservationTracking {
+            inside = ocd_call_pointer_function(function)
+        } onChange: {}
+        let after = ocd_call_pointer_function(function)
+        guard let inside, inside != outside, after == outside else { return nil }
+        return function
+    }()
+
+    /// Whether the probe can tell (false: every read is reported).
+    package static var isAvailable: Bool { getter != nil }
+
+    /// False only when it is known that no tracking is recording on this thread.
+    @inline(__always)
+    package static var mayBeTracking: Bool {
+        guard let getter else { return true }
+        return ocd_call_pointer_function(getter) != nil
+    }
+}
