@@ -84,13 +84,13 @@ let package = Package(
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData"]),
         .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit", "OCDTestSupport", "CSQLite"]),
         // The object graph on the in-memory store: managed objects, contexts, coordinator, container.
-        .testTarget(name: "OCDGraphTests", dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDStore"]),
+        .testTarget(name: "OCDGraphTests", dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDStore", "CSwiftRuntime"]),
         // The SQLite store: file format, fixture stores, SQL translation, locking, bad files.
         .testTarget(name: "OCDSQLiteStoreTests", dependencies: ["OCDGraph", "OCDSQLiteStore", "OCDInMemoryStore", "OCDStore", "OCDTestSupport", "CSQLite"]),
         // The store conformance suite: OCDGraphTests' files (symbolic links) run again on an SQLite store.
         .testTarget(
             name: "OCDSQLiteConformanceTests",
-            dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDSQLiteStore", "OCDStore"],
+            dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDSQLiteStore", "OCDStore", "CSwiftRuntime"],
             swiftSettings: [.define("OCD_SQLITE_CONFORMANCE")]
         ),
         // The macros' expansions and diagnostics, as text.

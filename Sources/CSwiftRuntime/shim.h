@@ -10,8 +10,15 @@ void *_Nullable swift_tryRetain(void *_Nonnull object);
 // Finding a function a loaded library keeps to itself (decision D25): Observation's thread-local access
 // list is read by a hidden function, `_swift_observation_tls_get`, whose only trace outside the library's
 // code is its entry in the library file's symbol table (`.symtab`, absent when the file is stripped).
+// The file is trusted only if its GNU build ID is the loaded library's (a toolchain replaced on disk while
+// a process runs must not be read for the old one), and the address only if it is in the library's
+// loaded code. x86_64 only: that is where it was verified (on arm64 an indirect call into a function
+// without a branch-target landing pad can fault where BTI is enforced).
+//
+// C files that include this header must include it first: <link.h> declares `dl_iterate_phdr` only
+// with _GNU_SOURCE, which has to be set before any system header. (Swift imports it as a module, first.)
 
-#if defined(__linux__) && defined(__ELF__) && defined(__LP64__)
+#if defined(__linux__) && defined(__ELF__) && defined(__x86_64__)
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -24,12 +31,39 @@ void *_Nullable swift_tryRetain(void *_Nonnull object);
 #include <sys/stat.h>
 #include <unistd.h>
 
+enum { ocd_max_build_id = 64, ocd_max_code_segments = 8 };
+
 struct ocd_loaded_library {
     const char *_Nonnull suffix;
     uintptr_t base;
     char path[4096];
+    unsigned char buildID[ocd_max_build_id];
+    size_t buildIDLength;
+    uintptr_t codeStart[ocd_max_code_segments];
+    uintptr_t codeEnd[ocd_max_code_segments];
+    int codeSegments;
     int found;
 };
+
+/// Copies the GNU build ID out of `size` bytes of ELF notes; returns its length, 0 if there is none.
+static inline size_t ocd_note_build_id(const unsigned char *_Nonnull notes, size_t size, unsigned char *_Nonnull out) {
+    size_t offset = 0;
+    while (size - offset >= sizeof(Elf64_Nhdr)) {
+        Elf64_Nhdr header;
+        memcpy(&header, notes + offset, sizeof(header));
+        offset += sizeof(header);
+        size_t name = ((size_t)header.n_namesz + 3) & ~(size_t)3;
+        size_t description = ((size_t)header.n_descsz + 3) & ~(size_t)3;
+        if (name > size - offset || description > size - offset - name) return 0;
+        if (header.n_type == NT_GNU_BUILD_ID && header.n_namesz == 4 && memcmp(notes + offset, "GNU", 4) == 0
+            && header.n_descsz > 0 && header.n_descsz <= ocd_max_build_id) {
+            memcpy(out, notes + offset + name, header.n_descsz);
+            return header.n_descsz;
+        }
+        offset += name + description;
+    }
+    return 0;
+}
 
 static int ocd_match_library(struct dl_phdr_info *_Nonnull info, size_t size, void *_Nullable data) {
     (void)size;
@@ -41,19 +75,31 @@ static int ocd_match_library(struct dl_phdr_info *_Nonnull info, size_t size, vo
     if (strcmp(name + length - suffixLength, library->suffix) != 0) return 0;
     library->base = (uintptr_t)info->dlpi_addr;
     memcpy(library->path, name, length + 1);
+    for (int index = 0; index < info->dlpi_phnum; index++) {
+        const ElfW(Phdr) *segment = &info->dlpi_phdr[index];
+        if (segment->p_type == PT_NOTE && library->buildIDLength == 0) {
+            library->buildIDLength = ocd_note_build_id((const unsigned char *)(library->base + segment->p_vaddr),
+                                                       segment->p_memsz, library->buildID);
+        } else if (segment->p_type == PT_LOAD && (segment->p_flags & PF_X) && library->codeSegments < ocd_max_code_segments) {
+            library->codeStart[library->codeSegments] = library->base + segment->p_vaddr;
+            library->codeEnd[library->codeSegments] = library->base + segment->p_vaddr + segment->p_memsz;
+            library->codeSegments += 1;
+        }
+    }
     library->found = 1;
     return 1;
 }
 
 /// The address of the function `symbol`, exported or not, of the loaded library whose path ends with
 /// `suffix` (a "/" and its file name), read from the library file's symbol table. NULL when no such
-/// library is loaded, its file has no symbol table, or the table has no function of that name.
+/// library is loaded, its file is not the loaded one (build IDs differ or are missing), the file has no
+/// symbol table, the table has no function of that name, or its address is not in the loaded code.
 static inline void *_Nullable ocd_library_function(const char *_Nonnull suffix, const char *_Nonnull symbol) {
     struct ocd_loaded_library library;
     memset(&library, 0, sizeof(library));
     library.suffix = suffix;
     dl_iterate_phdr(ocd_match_library, &library);
-    if (!library.found) return NULL;
+    if (!library.found || library.buildIDLength == 0) return NULL;
     int file = open(library.path, O_RDONLY | O_CLOEXEC);
     if (file < 0) return NULL;
     struct stat status;
@@ -66,8 +112,22 @@ static inline void *_Nullable ocd_library_function(const char *_Nonnull suffix, 
     const Elf64_Ehdr *header = (const Elf64_Ehdr *)map;
     size_t symbolLength = strlen(symbol);
     void *result = NULL;
+    int sameFile = 0;
     if (memcmp(header->e_ident, ELFMAG, SELFMAG) == 0 && header->e_ident[EI_CLASS] == ELFCLASS64
-        && header->e_shentsize == sizeof(Elf64_Shdr) && header->e_shoff > 0
+        && header->e_phentsize == sizeof(Elf64_Phdr) && header->e_phoff > 0 && header->e_phoff <= size
+        && (size - header->e_phoff) / sizeof(Elf64_Phdr) >= header->e_phnum) {
+        const Elf64_Phdr *segments = (const Elf64_Phdr *)(bytes + header->e_phoff);
+        for (unsigned index = 0; index < header->e_phnum; index++) {
+            const Elf64_Phdr *segment = &segments[index];
+            if (segment->p_type != PT_NOTE || segment->p_offset > size || segment->p_filesz > size - segment->p_offset) continue;
+            unsigned char fileID[ocd_max_build_id];
+            size_t fileIDLength = ocd_note_build_id(bytes + segment->p_offset, segment->p_filesz, fileID);
+            if (fileIDLength == 0) continue;
+            sameFile = fileIDLength == library.buildIDLength && memcmp(fileID, library.buildID, fileIDLength) == 0;
+            break;
+        }
+    }
+    if (sameFile && header->e_shentsize == sizeof(Elf64_Shdr) && header->e_shoff > 0
         && header->e_shoff <= size && (size - header->e_shoff) / sizeof(Elf64_Shdr) >= header->e_shnum) {
         const Elf64_Shdr *sections = (const Elf64_Shdr *)(bytes + header->e_shoff);
         for (unsigned index = 0; index < header->e_shnum && result == NULL; index++) {
@@ -85,11 +145,12 @@ static inline void *_Nullable ocd_library_function(const char *_Nonnull suffix, 
                 if (ELF64_ST_TYPE(candidate->st_info) != STT_FUNC || candidate->st_shndx == SHN_UNDEF
                     || candidate->st_value == 0 || candidate->st_name >= names->sh_size
                     || names->sh_size - candidate->st_name <= symbolLength) continue;
-                const char *name = text + candidate->st_name;
-                if (memcmp(name, symbol, symbolLength + 1) == 0) {
-                    result = (void *)(library.base + candidate->st_value);
-                    break;
+                if (memcmp(text + candidate->st_name, symbol, symbolLength + 1) != 0) continue;
+                uintptr_t address = library.base + candidate->st_value;
+                for (int code = 0; code < library.codeSegments; code++) {
+                    if (address >= library.codeStart[code] && address < library.codeEnd[code]) result = (void *)address;
                 }
+                break;
             }
         }
     }

@@ -111,9 +111,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     // MARK: Concurrency
 
+    // Read on every property access: no runtime exclusivity check (D23); tests set it between uses.
     /// Whether concurrency debugging is on (`OCD_CONCURRENCY_DEBUG=1`, or Apple's
     /// `-com.apple.CoreData.ConcurrencyDebug 1` launch argument).
-    nonisolated(unsafe) public static var concurrencyDebugEnabled: Bool = {
+    @exclusivity(unchecked) nonisolated(unsafe) public static var concurrencyDebugEnabled: Bool = {
         if ProcessInfo.processInfo.environment["OCD_CONCURRENCY_DEBUG"] == "1" { return true }
         let arguments = ProcessInfo.processInfo.arguments
         if let index = arguments.firstIndex(of: "-com.apple.CoreData.ConcurrencyDebug"), index + 1 < arguments.count {

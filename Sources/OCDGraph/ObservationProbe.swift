@@ -8,11 +8,17 @@ import Observation
 /// `libswiftObservation.so`; the registrar reads it and does nothing when it is empty, but only after the
 /// registrar exists (two allocations per object) and is reached through its resilient layout. The probe
 /// finds that function in the library's symbol table and checks once, by tracking a closure of its own,
-/// that it answers as expected. Where it cannot (another platform, a stripped library, a different
-/// runtime), every read is reported, as without the probe (decision D25).
+/// that it answers as expected. Where it cannot (another platform or architecture, a stripped library,
+/// a runtime newer than the ones it was checked against), every read is reported, as without the probe
+/// (decision D25).
 package enum ObservationProbe {
     /// The thread-local getter, checked; nil when unavailable.
     nonisolated(unsafe) private static let getter: UnsafeMutableRawPointer? = {
+        // Runtimes whose Observation was read and found to keep its tracking in this one thread-local
+        // (5.9 to 6.3); a newer one reports every read until someone checks it and moves the bound.
+        #if compiler(>=6.4)
+        return nil
+        #else
         guard let function = ocd_library_function("/libswiftObservation.so", "_swift_observation_tls_get") else {
             return nil
         }
@@ -25,7 +31,17 @@ package enum ObservationProbe {
         let after = ocd_call_pointer_function(function)
         guard let inside, inside != outside, after == outside else { return nil }
         return function
+        #endif
     }()
+
+    /// Whether the probe applies to this build: x86_64 Linux with a Swift 6.3 or older runtime.
+    package static var isSupportedBuild: Bool {
+        #if compiler(>=6.4) || !os(Linux) || !arch(x86_64)
+        false
+        #else
+        true
+        #endif
+    }
 
     /// Whether the probe can tell (false: every read is reported).
     package static var isAvailable: Bool { getter != nil }
