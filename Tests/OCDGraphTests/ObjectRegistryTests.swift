@@ -40,6 +40,33 @@ struct ObjectRegistryTests {
         #expect(try stack.context.existingObject(with: id) === fault)
     }
 
+    /// Thousands of objects registered, two thirds released in an interleaved order (each leaving the
+    /// table from its `deinit`, the entries after it shifting back), then registered again: every lookup
+    /// still finds exactly the objects alive, through the table's growth and deletions.
+    @Test func manyObjectsLeaveAndReturnWithoutLosingAnother() throws {
+        let stack = try TestStack()
+        for index in 0..<3_000 { _ = stack.insert("Department", ["name": "D\(index)", "budget": index]) }
+        try stack.context.save()
+        stack.context.reset()
+        var kept: [NSManagedObject] = []
+        var releasedIDs: [NSManagedObjectID] = []
+        do {
+            let all = try stack.fetch("Department", sortedBy: "budget")
+            #expect(all.count == 3_000)
+            for (index, object) in all.enumerated() {
+                if index % 3 == 1 { kept.append(object) } else { releasedIDs.append(object.objectID) }
+            }
+        }
+        #expect(stack.context.registeredObjects.count == kept.count)
+        for object in kept { #expect(stack.context.registeredObject(for: object.objectID) === object) }
+        for id in releasedIDs { #expect(stack.context.registeredObject(for: id) == nil) }
+        // Registered again, alongside the kept ones.
+        let faults = releasedIDs.map { stack.context.object(with: $0) }
+        #expect(stack.context.registeredObjects.count == 3_000)
+        for (id, fault) in zip(releasedIDs, faults) { #expect(stack.context.registeredObject(for: id) === fault) }
+        for object in kept { #expect(try stack.context.existingObject(with: object.objectID) === object) }
+    }
+
     @Test func anUnfiredFaultFromObjectWithLeavesWhenReleased() throws {
         let stack = try TestStack()
         let id = try stack.seed("Department", ["name": "R&D"])
