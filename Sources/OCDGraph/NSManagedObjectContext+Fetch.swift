@@ -104,7 +104,12 @@ extension NSManagedObjectContext {
             let ids = try coordinator.executeFetchObjectIDs(plan(for: request, entity: entity, pushLimits: true))
             objects = faults(for: ids, batchSize: request.fetchBatchSize > 0 ? request.fetchBatchSize : FaultBatch.defaultSize, refetched: true)
         } else {
-            let rows = try coordinator.executeFetch(plan(for: request, entity: entity, pushLimits: !pending))
+            var plan = plan(for: request, entity: entity, pushLimits: !pending)
+            if !registry.isEmpty {
+                // A realized object keeps its values: its row need not be decoded.
+                plan.needsValues = { [registry] id in !(registry[id].map { !$0.isFault } ?? false) }
+            }
+            let rows = try coordinator.executeFetch(plan)
             objects = rows.map { materialize($0, request) }
         }
         if pending {
@@ -151,14 +156,17 @@ extension NSManagedObjectContext {
     /// The registered object for a fetched row, or a new fault holding the row (so that firing it needs no
     /// store trip). A realized object keeps its values.
     private func materialize<T>(_ row: StoreRow, _ request: NSFetchRequest<T>) -> NSManagedObject {
+        let usable = request.includesPropertyValues && row.hasValues
         if let object = registry[row.objectID] {
             // A fault takes the newest row it is offered; a realized object keeps its values.
-            if object.isFault && request.includesPropertyValues && row.version > (object.cachedRow?.version ?? -1) {
+            if object.isFault && usable && row.version > (object.cachedRow?.version ?? -1) {
                 object.cachedRow = row
             }
             return object
         }
-        let object = NSManagedObject.makeFault(for: row.objectID, row: request.includesPropertyValues ? row : nil, in: self)
+        // A row without values (its object was realized when the store asked, and is gone since) makes a
+        // fault that reads its row when fired.
+        let object = NSManagedObject.makeFault(for: row.objectID, row: usable ? row : nil, in: self)
         registry[row.objectID] = object
         return object
     }

@@ -270,6 +270,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         var unlimited = plan
         unlimited.fetchLimit = 0
         unlimited.fetchOffset = 0
+        unlimited.needsValues = nil
         var rows = try holding.flatMap { try $0.executeFetch(unlimited) }
         if !plan.sortDescriptors.isEmpty {
             rows = try rows.map { SortableRow(row: $0) }.sortedThrowing(using: plan.sortDescriptors).map(\.row)

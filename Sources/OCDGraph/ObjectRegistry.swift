@@ -77,6 +77,9 @@ final class ObjectRegistry: @unchecked Sendable {
         }
     }
 
+    /// Whether no object is registered (entries of objects being destroyed included).
+    var isEmpty: Bool { table.withLock { table in table.entries.count == 0 } }
+
     /// The registered objects still alive.
     var values: [NSManagedObject] {
         table.withLock { table in table.entries.values.compactMap { $0.tryRetain() } }.map { $0.takeRetained() }

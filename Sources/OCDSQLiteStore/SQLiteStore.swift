@@ -313,6 +313,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let table: RootTable
         let index: [String: Int32]
         let schema: StoreSchema
+        /// The plan's question whether a row's values will be used (``StoreFetchPlan/needsValues``).
+        var needsValues: ((NSManagedObjectID) -> Bool)?
         private var entityNumber: Int64 = -1
         private var current: (mapping: EntityMapping, steps: [ReadStep], ids: NSPersistentStore.ObjectIDMaker)?
 
@@ -334,6 +336,10 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 }
             }
             guard let (mapping, steps, ids) = current else { return nil }
+            let id = ids.objectID(primaryKey: statement.int64(0))
+            if let needsValues, !needsValues(id) {
+                return StoreRow(objectID: id, version: statement.int64(2), values: mapping.layout.nilValues, hasValues: false)
+            }
             var values = [Any?](repeating: nil, count: mapping.layout.properties.count)
             for step in steps {
                 switch step {
@@ -349,15 +355,16 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     if let destination { values[slot] = store.objectID(for: destination, primaryKey: statement.int64(position)) }
                 }
             }
-            return StoreRow(objectID: ids.objectID(primaryKey: statement.int64(0)),
-                            version: statement.int64(2), values: values)
+            return StoreRow(objectID: id, version: statement.int64(2), values: values)
         }
     }
 
     /// The rows `sql` selects from `table` with its read plan's column list.
     private func readRows(_ connection: SQLiteConnection, _ sql: String, _ arguments: [SQLValue],
-                          _ table: RootTable, _ schema: StoreSchema) throws -> [StoreRow] {
+                          _ table: RootTable, _ schema: StoreSchema,
+                          needsValues: ((NSManagedObjectID) -> Bool)? = nil) throws -> [StoreRow] {
         var reader = RowReader(self, table, readPlan(table).index, schema)
+        reader.needsValues = needsValues
         return try wrap { try connection.query(sql, arguments) { reader.read($0) }.compactMap { $0 } }
     }
 
@@ -366,7 +373,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let mapping = try self.mapping(plan.entity)
         let read = readPlan(mapping.table)
         let query = try PredicateSQL(schema: schema, store: self).select(read.list, plan: plan, mapping: mapping)
-        return try readRows(connection, query.sql, query.arguments, mapping.table, schema)
+        return try readRows(connection, query.sql, query.arguments, mapping.table, schema, needsValues: plan.needsValues)
     }
 
     public override func executeFetchObjectIDs(_ plan: StoreFetchPlan) throws -> [NSManagedObjectID] {

@@ -99,11 +99,15 @@ public final class StoreRow: @unchecked Sendable {
     public let objectID: NSManagedObjectID
     public let version: Int64
     public let values: [Any?]
+    /// False for a row fetched without its values (``StoreFetchPlan/needsValues``): `values` are then all
+    /// nil and say nothing about the stored object.
+    public let hasValues: Bool
 
-    public init(objectID: NSManagedObjectID, version: Int64, values: [Any?]) {
+    public init(objectID: NSManagedObjectID, version: Int64, values: [Any?], hasValues: Bool = true) {
         self.objectID = objectID
         self.version = version
         self.values = values
+        self.hasValues = hasValues
     }
 
     public var layout: EntityLayout { EntityLayout.of(objectID.entity) }

@@ -15,6 +15,12 @@ public struct StoreFetchPlan: @unchecked Sendable {
     /// 0 means no limit.
     public var fetchLimit: Int
     public var fetchOffset: Int
+    /// Asked per matching row, when set: whether the caller will use the row's values. A row it answers
+    /// false for may come back without them (``StoreRow/hasValues`` false), identifying the object and
+    /// its version only, so that a store need not decode values nobody reads (a context re-fetching
+    /// objects it has realized keeps their values). Stores are free to ignore it; a coordinator with
+    /// several stores drops it, since it sorts their rows by value.
+    public var needsValues: ((NSManagedObjectID) -> Bool)?
 
     public init(entity: NSEntityDescription, includesSubentities: Bool = true, predicate: NSPredicate? = nil,
                 sortDescriptors: [NSSortDescriptor] = [], fetchLimit: Int = 0, fetchOffset: Int = 0) {

@@ -132,6 +132,51 @@ import class OCDPredicate.NSSortDescriptor
         }
     }
 
+    /// A plan's `needsValues` lets the store skip decoding a row: the row then identifies its object and
+    /// version only. Rows it is not asked about, or answers true for, are whole.
+    @Test func rowsNobodyNeedsComeBackWithoutValues() throws {
+        let folder = TemporaryFolder()
+        let stack = try populated(folder)
+        let entity = try #require(stack.coordinator.managedObjectModel.entitiesByName["Department"])
+        var plan = StoreFetchPlan(entity: entity, sortDescriptors: [NSSortDescriptor(key: "name", ascending: true)])
+        let whole = try stack.store.executeFetch(plan)
+        #expect(whole.count == 3 && whole.allSatisfy(\.hasValues))
+        let second = whole[1].objectID
+        var asked: [NSManagedObjectID] = []
+        plan.needsValues = { id in asked.append(id); return id == second }
+        let rows = try stack.store.executeFetch(plan)
+        #expect(asked == whole.map(\.objectID))
+        #expect(rows.map(\.objectID) == whole.map(\.objectID))
+        #expect(rows.map(\.version) == whole.map(\.version))
+        #expect(rows.map(\.hasValues) == [false, true, false])
+        #expect(rows[0].value(named: "name") == nil && rows[2].value(named: "name") == nil)
+        #expect(rows[1].value(named: "name") as? String == "D1")
+    }
+
+    /// Fetching again what a context holds: realized objects keep their values (their rows are not even
+    /// decoded), faults take the newer rows, and an object refreshed into a fault afterwards reads the
+    /// store's values.
+    @Test func aRefetchKeepsRealizedValuesAndRefreshesFaults() throws {
+        let folder = TemporaryFolder()
+        let stack = try populated(folder)
+        let departments = try stack.fetch("Department", sortedBy: "name")
+        #expect(departments[0].value(forKey: "name") as? String == "D0")   // realized
+        #expect(departments[1].isFault && departments[2].isFault)
+        let other = try SQLiteStack(model: stack.coordinator.managedObjectModel, url: folder.file())
+        for department in try other.fetch("Department") {
+            department.setValue("\(department.value(forKey: "name") as! String)-new", forKey: "name")
+        }
+        try other.context.save()
+
+        let again = try stack.fetch("Department", sortedBy: "name")
+        #expect(again.map(ObjectIdentifier.init) == departments.map(ObjectIdentifier.init))
+        #expect(again[0].value(forKey: "name") as? String == "D0", "a realized object keeps its values")
+        #expect(again[1].value(forKey: "name") as? String == "D1-new", "a fault fires with the newer row")
+        stack.context.refresh(again[0], mergeChanges: false)
+        #expect(again[0].value(forKey: "name") as? String == "D0-new")
+        withExtendedLifetime(other) {}
+    }
+
     @Test func objectIDResultsReadOnlyKeys() throws {
         let folder = TemporaryFolder()
         let stack = try populated(folder)
