@@ -105,29 +105,6 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     }
 }
 
-/// An object ID as a dictionary key for hot lookups (a context's registry): hashing and equality without
-/// `NSObject`'s path, which feeds `hash` through a full `Hasher` and compares through `isEqual(_:)` and a
-/// dynamic cast.
-package struct ObjectIDKey: Hashable, @unchecked Sendable {
-    package let id: NSManagedObjectID
-
-    @inlinable package init(_ id: NSManagedObjectID) { self.id = id }
-
-    @inlinable package static func == (lhs: ObjectIDKey, rhs: ObjectIDKey) -> Bool { lhs.id == rhs.id }
-
-    @inlinable package func hash(into hasher: inout Hasher) { hasher.combine(id.cachedHash) }
-
-    // The ID's hash is already a SipHash of its parts: mixing in the dictionary's seed with a
-    // multiply-xorshift spreads it as well, at a fraction of a second SipHash per lookup.
-    @inlinable package func _rawHashValue(seed: Int) -> Int {
-        var x = UInt64(bitPattern: Int64(id.cachedHash ^ seed))
-        x ^= x &>> 33
-        x &*= 0xff51_afd7_ed55_8ccd
-        x ^= x &>> 33
-        return Int(bitPattern: UInt(x))
-    }
-}
-
 /// Unique keys for temporary IDs: one random UUID per process with a counter folded into its last
 /// eight bytes. `UUID()` reads the system's random source on every call, which cost more than the rest of
 /// creating an object.
