@@ -505,7 +505,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// nil). Does not fire relationship faults.
     public func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
-        visitChanges { name, value in
+        visitChanges { _, name, value in
             result[name] = value()
             return true
         }
@@ -516,15 +516,25 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// updated object).
     var hasChangedValues: Bool {
         var found = false
-        visitChanges { _, _ in
+        visitChanges { _, _, _ in
             found = true
             return false
         }
         return found
     }
 
-    /// Calls `body` with each changed persistent property's name and new value until it returns false.
-    private func visitChanges(_ body: (String, () -> Any) -> Bool) {
+    /// The slots of the persistent properties changed since the object was read or saved.
+    var changedPersistentSlots: [Int] {
+        var slots: [Int] = []
+        visitChanges { slot, _, _ in
+            slots.append(slot)
+            return true
+        }
+        return slots
+    }
+
+    /// Calls `body` with each changed persistent property's slot, name and new value until it returns false.
+    private final func visitChanges(_ body: (Int, String, () -> Any) -> Bool) {
         if status.contains(.fault) { return }
         for slot in layout.persistentSlots {
             let property = layout.properties[slot]
@@ -543,15 +553,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 } else {
                     changed = !current.isEmpty
                 }
-                if changed, !body(property.name, { self.publicValue(ofToMany: storage, relationship) }) { return }
+                if changed, !body(slot, property.name, { self.publicValue(ofToMany: storage, relationship) }) { return }
             case .toOne:
                 let current = slots[slot] as? NSManagedObject
                 let committed = committedRow?.values[slot] as? NSManagedObjectID
-                if current?.objectID != committed, !body(property.name, { current ?? NSNull() }) { return }
+                if current?.objectID != committed, !body(slot, property.name, { current ?? NSNull() }) { return }
             case .attribute, .transientAttribute:
                 let current = attributeValue(slot: slot)
                 let committed = committedRow?.values[slot] ?? nil
-                if !Self.valuesEqual(current, committed), !body(property.name, { current ?? NSNull() }) { return }
+                if !Self.valuesEqual(current, committed), !body(slot, property.name, { current ?? NSNull() }) { return }
             }
         }
     }

@@ -680,8 +680,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     try deleteJoinRows(of: pk, mapping, connection)
                 }
                 // Updates before inserts: a unique value an update frees can be taken by an insert.
-                for (row, version) in request.updated {
-                    if let written = try update(row, expectedVersion: version, connection, schema) {
+                for (index, (row, version)) in request.updated.enumerated() {
+                    let changed = index < request.updatedSlots.count ? request.updatedSlots[index] : nil
+                    if let written = try update(row, expectedVersion: version, changedSlots: changed, connection, schema) {
                         result[row.objectID] = written
                     } else {
                         conflicts.append((row.objectID, version, nil))
@@ -720,27 +721,33 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return StoreRow(objectID: row.objectID, version: 1, values: row.values)
     }
 
-    private func update(_ row: StoreRow, expectedVersion: Int64, _ connection: SQLiteConnection, _ schema: StoreSchema) throws -> StoreRow? {
+    /// Writes an updated row, only its changed columns when `changedSlots` says which (as Core Data's
+    /// SQL does), all of them otherwise; nil when the row's version is not `expectedVersion`.
+    private func update(_ row: StoreRow, expectedVersion: Int64, changedSlots: [Int]?, _ connection: SQLiteConnection, _ schema: StoreSchema) throws -> StoreRow? {
         guard let pk = primaryKey(of: row.objectID), let mapping = schema.mapping(for: row.objectID.entity) else {
             throw StoreError.invalidRequest("The object \(row.objectID) does not belong to this store.")
         }
+        var columns = EntityMapping.ColumnSet.all
+        if let changedSlots, let changed = mapping.writtenColumnSet(forSlots: changedSlots) { columns = changed }
         var arguments: [SQLValue] = []
-        try appendColumnValues(row, mapping, to: &arguments)
+        try appendColumnValues(row, mapping, columns, to: &arguments)
         arguments.append(.integer(pk))
         arguments.append(.integer(expectedVersion))
-        try connection.run(mapping.updateSQL, arguments)
+        try connection.run(mapping.updateSQL(columns), arguments)
         guard connection.changes == 1 else { return nil }
         return StoreRow(objectID: row.objectID, version: expectedVersion + 1, values: row.values)
     }
 
-    /// The values of a row's written columns (``EntityMapping/writtenColumns``), in their order.
-    private func appendColumnValues(_ row: StoreRow, _ mapping: EntityMapping, to values: inout [SQLValue]) throws {
+    /// The values of a row's written columns (``EntityMapping/writtenColumns``, those in `set`), in their
+    /// order.
+    private func appendColumnValues(_ row: StoreRow, _ mapping: EntityMapping, _ set: EntityMapping.ColumnSet = .all,
+                                    to values: inout [SQLValue]) throws {
         let columns = mapping.writtenColumns
         values.reserveCapacity(values.count + columns.count + 2)
         // Through the buffer: an `Array` subscript hands each `Any?` out as a copy (a value-witness call),
         // the buffer's lends it to `encode`.
         try row.values.withUnsafeBufferPointer { rowValues in
-            for written in columns {
+            for (index, written) in columns.enumerated() where set.contains(index) {
                 if let attribute = written.attribute {
                     values.append(try ValueCoding.encode(rowValues[written.slot], attribute))
                     continue

@@ -118,8 +118,44 @@ final class EntityMapping {
         return "INSERT INTO \(table.name) (Z_PK, Z_ENT, Z_OPT\(names.map { ", " + $0 }.joined())) VALUES (?, ?, 1\(String(repeating: ", ?", count: names.count)))"
     }()
 
-    /// `UPDATE` of a row with the version it must have: the written columns, then Z_PK and Z_OPT.
-    lazy var updateSQL: String = "UPDATE \(table.name) SET Z_OPT = Z_OPT + 1\(writtenColumnNames.map { ", \($0) = ?" }.joined()) WHERE Z_PK = ? AND Z_OPT = ?"
+    /// Some of ``writtenColumns``, by index: a bit per column (entities with more than 64 written
+    /// columns always write all of them).
+    struct ColumnSet: Hashable {
+        let bits: UInt64
+        static let all = ColumnSet(bits: .max)
+        func contains(_ index: Int) -> Bool { index >= 64 || bits & (1 << UInt64(index)) != 0 }
+    }
+
+    /// The written columns of the properties at `slots`, or nil when the entity has too many columns to
+    /// tell them apart (write all).
+    func writtenColumnSet(forSlots slots: [Int]) -> ColumnSet? {
+        guard writtenColumns.count < 64 else { return nil }
+        if columnIndexBySlot.isEmpty {
+            columnIndexBySlot = Array(repeating: -1, count: layout.properties.count)
+            for (index, written) in writtenColumns.enumerated() { columnIndexBySlot[written.slot] = index }
+        }
+        var bits: UInt64 = 0
+        for slot in slots where slot < columnIndexBySlot.count && columnIndexBySlot[slot] >= 0 {
+            bits |= 1 << UInt64(columnIndexBySlot[slot])
+        }
+        return ColumnSet(bits: bits)
+    }
+    private var columnIndexBySlot: [Int] = []
+
+    /// `UPDATE` of a row with the version it must have: the written columns in `set`, then Z_PK and Z_OPT.
+    /// Made once per set of columns, as Core Data's are.
+    func updateSQL(_ set: ColumnSet) -> String {
+        if let sql = updateSQLByColumns[set] { return sql }
+        var assignments = ""
+        for (index, written) in writtenColumns.enumerated() where set.contains(index) {
+            assignments += ", \(written.column) = ?"
+            if let entityColumn = written.entityColumn { assignments += ", \(entityColumn) = ?" }
+        }
+        let sql = "UPDATE \(table.name) SET Z_OPT = Z_OPT + 1\(assignments) WHERE Z_PK = ? AND Z_OPT = ?"
+        updateSQLByColumns[set] = sql
+        return sql
+    }
+    private var updateSQLByColumns: [ColumnSet: String] = [:]
 }
 
 /// The mapping between a model and Core Data's SQLite schema (../shared/spec/sqlite-store-format.md):

@@ -63,6 +63,10 @@ public struct StoreSaveRequest: @unchecked Sendable {
     /// Each updated row with the version the context read; the row's own version is ignored.
     public var updated: [(row: StoreRow, expectedVersion: Int64)]
     public var deleted: [(objectID: NSManagedObjectID, expectedVersion: Int64)]
+    /// For each row of `updated`, by index, the slots whose values changed since the context read it, when
+    /// the context knows them; nil (or a missing entry) means any may have. A store may write only those,
+    /// as Core Data's SQL updates only the changed columns.
+    public var updatedSlots: [[Int]?] = []
     /// Set by the coordinator when this store is the only one the save writes to. A store that finds
     /// version conflicts while it writes, and then undoes its writes (the SQLite store), may leave them
     /// to the writes instead of reading every version in ``NSPersistentStore/checkSave(_:)``: with one

@@ -177,6 +177,43 @@ private let failingCommits = Atomic<Int>(0)
         #expect(count == 5)
     }
 
+    /// An update writes the columns of the properties that changed, and the version, as Core Data's SQL
+    /// does: the other columns keep what is stored, and one statement text serves each set of columns.
+    @Test func anUpdateWritesOnlyTheChangedColumns() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        let acme = stack.insert("Company", ["name": "Acme"])
+        let sales = stack.insert("Department", ["name": "Sales", "budget": 10, "company": acme])
+        let support = stack.insert("Department", ["name": "Support", "budget": 20])
+        try stack.context.save()
+        let log = SQLStatementLog()
+        stack.sqliteStore.statementLog = log
+
+        sales.setValue(11, forKey: "budget")
+        support.setValue(21, forKey: "budget")
+        try stack.context.save()
+        var updates = log.statements.filter { $0.hasPrefix("UPDATE ZDEPARTMENT") }
+        #expect(updates.count == 2)
+        #expect(Set(updates).count == 1, "one statement text for the same columns")
+        #expect(updates.first == "UPDATE ZDEPARTMENT SET Z_OPT = Z_OPT + 1, ZBUDGET = ? WHERE Z_PK = ? AND Z_OPT = ?")
+
+        log.reset()
+        sales.setValue(nil, forKey: "company")
+        sales.setValue("Sales EU", forKey: "name")
+        try stack.context.save()
+        updates = log.statements.filter { $0.hasPrefix("UPDATE ZDEPARTMENT") }
+        #expect(updates.count == 1)
+        let update = try #require(updates.first)
+        #expect(update.contains("ZNAME = ?") && update.contains("ZCOMPANY = ?") && !update.contains("ZBUDGET"))
+
+        let rows = try RawSQL.rows(url, "SELECT ZNAME, ZBUDGET, ZCOMPANY, Z_OPT FROM ZDEPARTMENT ORDER BY ZNAME")
+        #expect(rows.map { $0["ZNAME"] as? String } == ["Sales EU", "Support"])
+        #expect(rows.map { $0["ZBUDGET"] as? Int64 } == [11, 21])
+        #expect(rows.first?["ZCOMPANY"] as? Int64 == nil)
+        #expect(rows.map { $0["Z_OPT"] as? Int64 } == [3, 2])
+    }
+
     /// With two stores, a save that writes to one sends the other no statement, so it takes no lock there.
     @Test func aStoreTheSaveDoesNotTouchSeesNoStatement() throws {
         let folder = TemporaryFolder()
