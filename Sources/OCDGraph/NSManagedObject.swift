@@ -633,6 +633,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 if left === right { return true }
                 if let left = left as? NSObject { return left.isEqual(right) }
             }
+            // Strings literally, as `NSString.isEqual(_:)` compares them: Swift's `==` takes "é" and "e" + a
+            // combining accent as equal, and a change of form alone would be neither seen nor saved.
+            if Swift.type(of: x) == String.self, Swift.type(of: y) == String.self,
+               let x = x as? String, let y = y as? String {
+                return x.utf8.elementsEqual(y.utf8)
+            }
             if let x = x as? AnyHashable, let y = y as? AnyHashable { return x == y }
             if let x = x as? NSObject { return x.isEqual(y) }
             return false

@@ -212,6 +212,16 @@ private let failingCommits = Atomic<Int>(0)
         #expect(rows.map { $0["ZBUDGET"] as? Int64 } == [11, 21])
         #expect(rows.first?["ZCOMPANY"] as? Int64 == nil)
         #expect(rows.map { $0["Z_OPT"] as? Int64 } == [3, 2])
+
+        // A string in another Unicode form is a change, as `NSString.isEqual(_:)` sees it, and is written.
+        let composed = "Caf\u{E9}", decomposed = "Cafe\u{301}"
+        support.setValue(composed, forKey: "name")
+        try stack.context.save()
+        support.setValue(decomposed, forKey: "name")
+        #expect(support.changedValues()["name"] as? String == decomposed)
+        try stack.context.save()
+        let stored = try RawSQL.rows(url, "SELECT ZNAME FROM ZDEPARTMENT WHERE ZBUDGET = 21").first?["ZNAME"] as? String
+        #expect(stored.map { Array($0.utf8) } == Array(decomposed.utf8))
     }
 
     /// With two stores, a save that writes to one sends the other no statement, so it takes no lock there.
