@@ -189,6 +189,11 @@ extension NSManagedObjectContext {
     /// The row a store keeps for `object`: persistent values by slot, relationships as object IDs.
     func storeRow(of object: NSManagedObject, version: Int64) -> StoreRow {
         let layout = object.layout
+        // Only persistent attributes, read from the slots: the row shares the object's array (copied on
+        // the object's next write) instead of copying every value out.
+        if layout.hasOnlyPersistentAttributes && !object.sharedKeyTable.hasPrimitiveAccessors {
+            return StoreRow(objectID: object.objectID, version: version, values: object.slots)
+        }
         var values = [Any?](repeating: nil, count: layout.properties.count)
         // By the layout's slot kinds: a cast of each property would cost more than the row's values.
         for slot in layout.persistentSlots {
