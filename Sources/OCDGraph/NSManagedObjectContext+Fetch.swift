@@ -107,7 +107,7 @@ extension NSManagedObjectContext {
             var plan = plan(for: request, entity: entity, pushLimits: !pending)
             if !registry.isEmpty {
                 // A realized object keeps its values: its row need not be decoded.
-                plan.needsValues = { [registry] id in !(registry[id].map { !$0.isFault } ?? false) }
+                plan.needsValues = { [registry] id in registry[id]?.isFault ?? true }
             }
             let rows = try coordinator.executeFetch(plan)
             objects = rows.map { materialize($0, request) }

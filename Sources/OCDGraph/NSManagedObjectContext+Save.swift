@@ -128,16 +128,15 @@ extension NSManagedObjectContext {
             try add(object.objectID.persistentStore) { $0.inserted.append(row) }
         }
         for object in updatedNow {
-            // Compared with the row the object was read with; without one, every slot counts as changed.
-            let changed: [Int]? = object.committedRow == nil ? nil : object.changedPersistentSlots
-            if let changed, changed.isEmpty { continue }
-            if changed == nil && !object.hasChangedValues { continue }
+            let changed = object.changedPersistentSlots
+            if changed.isEmpty { continue }
             let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
             let row = storeRow(of: object, version: version)
             sent[ObjectIdentifier(object)] = row
             try add(object.objectID.persistentStore) { request in
                 request.updated.append((row, version))
-                request.updatedSlots.append(changed)
+                // Without the row the object was read with, the store is told nothing and writes every column.
+                request.updatedSlots.append(object.committedRow == nil ? nil : changed)
             }
         }
         for object in deletedNow where !object.objectID.isTemporaryID && !object.status.contains(.inaccessible) {

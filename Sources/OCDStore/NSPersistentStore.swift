@@ -224,9 +224,11 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     }
 
     /// Runs `body`, one round of a context's save (new object IDs, then ``checkSave(_:)`` and
-    /// ``save(_:)``), as one unit of the store's work. A store with transactions runs it in one, committed
-    /// even when `body` throws: object IDs handed out stay taken, and `save(_:)` undoes its own failed
-    /// work. The default runs `body`.
+    /// ``save(_:)``), as one unit of the store's work. A store with transactions runs it in one. Object
+    /// IDs handed out must stay taken even when `body` throws: the transaction commits after `save(_:)`
+    /// undid its own failed work, or, when the store rolls the whole round back, the store takes those
+    /// keys again on its own (the SQLite store does either; Documentation/SQLiteStore.md). The default
+    /// runs `body`.
     open func performSaveTransaction<T>(_ body: () throws -> T) throws -> T {
         try body()
     }

@@ -10,8 +10,8 @@ import class OCDPredicate.NSPredicate
 /// Optimistic locking with Z_OPT across coordinators (as across processes), metadata without opening,
 /// and the version-hash check.
 @Suite struct LockingAndMetadataTests {
-    @Test func twoCoordinatorsChangingOneObjectConflictAndTheLoserWritesNothing() throws {
-        let folder = TemporaryFolder()
+    /// A store holding one Company, saved by the first of two coordinators opened on it.
+    private func twoCoordinatorsOnOneCompany(_ folder: TemporaryFolder) throws -> (URL, SQLiteStack, SQLiteStack) {
         let url = folder.file()
         let model = TestModel.make()
         let first = try SQLiteStack(model: model, url: url)
@@ -19,7 +19,12 @@ import class OCDPredicate.NSPredicate
             first.insert("Company", ["name": "Acme"])
             try first.context.save()
         }
-        let second = try SQLiteStack(model: model, url: url)
+        return (url, first, try SQLiteStack(model: model, url: url))
+    }
+
+    @Test func twoCoordinatorsChangingOneObjectConflictAndTheLoserWritesNothing() throws {
+        let folder = TemporaryFolder()
+        let (url, first, second) = try twoCoordinatorsOnOneCompany(folder)
         try withExtendedLifetime((first.context, second.context)) {
             let mine = try #require(try first.fetch("Company").first)
             let theirs = try #require(try second.fetch("Company").first)
@@ -89,14 +94,7 @@ import class OCDPredicate.NSPredicate
     /// anyone must not get them again. The rows of the failed round are not written.
     @Test func keysTakenByAFailedSaveStayTakenAndNothingElseIsWritten() throws {
         let folder = TemporaryFolder()
-        let url = folder.file()
-        let model = TestModel.make()
-        let first = try SQLiteStack(model: model, url: url)
-        try withExtendedLifetime(first.context) {
-            first.insert("Company", ["name": "Acme"])
-            try first.context.save()
-        }
-        let second = try SQLiteStack(model: model, url: url)
+        let (url, first, second) = try twoCoordinatorsOnOneCompany(folder)
         try withExtendedLifetime((first.context, second.context)) {
             let mine = try #require(try first.fetch("Company").first)
             let theirs = try #require(try second.fetch("Company").first)
