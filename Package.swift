@@ -73,8 +73,9 @@ let package = Package(
 
         // The system SQLite: the SQLite store's engine; tests also read fixture stores with it directly.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // Declares swift_tryRetain for the context's object registry (decision D21); links nothing.
-        .systemLibrary(name: "CSwiftRuntime"),
+        // Declares swift_tryRetain for the context's object registry (decision D21) and finds a loaded
+        // library's hidden functions (D25). A C target, so that its feature macros stay out of its header.
+        .target(name: "CSwiftRuntime"),
         // Test helpers: the shared fixtures (real models and stores from Apple platforms).
         .target(name: "OCDTestSupport", dependencies: ["CSQLite", "OCDModel"]),
 

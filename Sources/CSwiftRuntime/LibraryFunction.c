@@ -1,37 +1,51 @@
-// Entry points of the Swift runtime (libswiftCore, linked into every Swift program) that the standard
-// library does not surface. Declared with their C signatures from the runtime's HeapObject.h.
-#ifndef OCD_CSWIFTRUNTIME_H
-#define OCD_CSWIFTRUNTIME_H
-
-/// Takes a strong reference to a native Swift object unless its deinitialization has begun: returns the
-/// object, or NULL. (A weak reference does the same, at the price of a side table for the object.)
-void *_Nullable swift_tryRetain(void *_Nonnull object);
-
 // Finding a function a loaded library keeps to itself (decision D25): Observation's thread-local access
 // list is read by a hidden function, `_swift_observation_tls_get`, whose only trace outside the library's
 // code is its entry in the library file's symbol table (`.symtab`, absent when the file is stripped).
 // The file is trusted only if its GNU build ID is the loaded library's (a toolchain replaced on disk while
 // a process runs must not be read for the old one), and the address only if it is in the library's
-// loaded code. x86_64 only: that is where it was verified (on arm64 an indirect call into a function
-// without a branch-target landing pad can fault where BTI is enforced).
-//
-// C files that include this header must include it first: <link.h> declares `dl_iterate_phdr` only
-// with _GNU_SOURCE, which has to be set before any system header. (Swift imports it as a module, first.)
+// loaded code.
 
-#if defined(__linux__) && defined(__ELF__) && defined(__x86_64__)
-#ifndef _GNU_SOURCE
+// <link.h> declares `dl_iterate_phdr` only with _GNU_SOURCE, which must come before any system header;
+// it is set here, in a file of its own, and never in the module's header (see CSwiftRuntime.h).
+#if defined(__linux__)
 #define _GNU_SOURCE
 #endif
+
+#include "CSwiftRuntime.h"
+#include <stdint.h>
+#include <string.h>
+
+enum { ocd_max_build_id = 64, ocd_nt_gnu_build_id = 3 };
+
+size_t ocd_note_build_id(const unsigned char *_Nonnull notes, size_t size, unsigned char *_Nonnull out) {
+    size_t offset = 0;
+    // An ELF note header is three 32-bit words: name size, description size, type.
+    while (size - offset >= 3 * sizeof(uint32_t)) {
+        uint32_t header[3];
+        memcpy(header, notes + offset, sizeof(header));
+        offset += sizeof(header);
+        size_t name = ((size_t)header[0] + 3) & ~(size_t)3;
+        size_t description = ((size_t)header[1] + 3) & ~(size_t)3;
+        if (name > size - offset || description > size - offset - name) return 0;
+        if (header[2] == ocd_nt_gnu_build_id && header[0] == 4 && memcmp(notes + offset, "GNU", 4) == 0
+            && header[1] > 0 && header[1] <= ocd_max_build_id) {
+            memcpy(out, notes + offset + name, header[1]);
+            return header[1];
+        }
+        offset += name + description;
+    }
+    return 0;
+}
+
+#if defined(__linux__) && defined(__ELF__) && defined(__x86_64__)
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
-#include <stdint.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { ocd_max_build_id = 64, ocd_max_code_segments = 8 };
+enum { ocd_max_code_segments = 8 };
 
 struct ocd_loaded_library {
     const char *_Nonnull suffix;
@@ -44,26 +58,6 @@ struct ocd_loaded_library {
     int codeSegments;
     int found;
 };
-
-/// Copies the GNU build ID out of `size` bytes of ELF notes; returns its length, 0 if there is none.
-static inline size_t ocd_note_build_id(const unsigned char *_Nonnull notes, size_t size, unsigned char *_Nonnull out) {
-    size_t offset = 0;
-    while (size - offset >= sizeof(Elf64_Nhdr)) {
-        Elf64_Nhdr header;
-        memcpy(&header, notes + offset, sizeof(header));
-        offset += sizeof(header);
-        size_t name = ((size_t)header.n_namesz + 3) & ~(size_t)3;
-        size_t description = ((size_t)header.n_descsz + 3) & ~(size_t)3;
-        if (name > size - offset || description > size - offset - name) return 0;
-        if (header.n_type == NT_GNU_BUILD_ID && header.n_namesz == 4 && memcmp(notes + offset, "GNU", 4) == 0
-            && header.n_descsz > 0 && header.n_descsz <= ocd_max_build_id) {
-            memcpy(out, notes + offset + name, header.n_descsz);
-            return header.n_descsz;
-        }
-        offset += name + description;
-    }
-    return 0;
-}
 
 static int ocd_match_library(struct dl_phdr_info *_Nonnull info, size_t size, void *_Nullable data) {
     (void)size;
@@ -90,11 +84,7 @@ static int ocd_match_library(struct dl_phdr_info *_Nonnull info, size_t size, vo
     return 1;
 }
 
-/// The address of the function `symbol`, exported or not, of the loaded library whose path ends with
-/// `suffix` (a "/" and its file name), read from the library file's symbol table. NULL when no such
-/// library is loaded, its file is not the loaded one (build IDs differ or are missing), the file has no
-/// symbol table, the table has no function of that name, or its address is not in the loaded code.
-static inline void *_Nullable ocd_library_function(const char *_Nonnull suffix, const char *_Nonnull symbol) {
+void *_Nullable ocd_library_function(const char *_Nonnull suffix, const char *_Nonnull symbol) {
     struct ocd_loaded_library library;
     memset(&library, 0, sizeof(library));
     library.suffix = suffix;
@@ -158,19 +148,8 @@ static inline void *_Nullable ocd_library_function(const char *_Nonnull suffix, 
     return result;
 }
 #else
-static inline void *_Nullable ocd_library_function(const char *_Nonnull suffix, const char *_Nonnull symbol) {
+void *_Nullable ocd_library_function(const char *_Nonnull suffix, const char *_Nonnull symbol) {
     (void)suffix; (void)symbol;
     return NULL;
 }
-#endif
-
-/// Calls `function`, a Swift-convention function of no arguments returning a pointer.
-static inline void *_Nullable ocd_call_pointer_function(void *_Nonnull function) {
-#if defined(__clang__)
-    return ((void *_Nullable (__attribute__((swiftcall)) *)(void))function)();
-#else
-    return ((void *_Nullable (*)(void))function)();
-#endif
-}
-
 #endif
