@@ -106,7 +106,8 @@ final class ObjectRegistry: @unchecked Sendable {
 /// hash and the pointer side by side, so that a lookup at N = 100,000 touches one cache line of the table
 /// where a `Dictionary` touches its bitmap, its keys and its values (`existingObject(with:)` is mostly
 /// cache misses). Deletion shifts the following entries back, so no tombstones build up.
-private struct IDTable {
+/// Package-visible for its tests (IDTableTests), which force collisions and wrap-around.
+package struct IDTable {
     private struct Entry {
         var id: NSManagedObjectID?
         var hash: Int
@@ -115,9 +116,9 @@ private struct IDTable {
 
     private var entries: [Entry]
     private var shift: Int
-    private(set) var count = 0
+    package private(set) var count = 0
 
-    init() {
+    package init() {
         entries = Array(repeating: Entry(id: nil, hash: 0, pointer: nil), count: 16)
         shift = 64 - 4
     }
@@ -143,13 +144,13 @@ private struct IDTable {
         }
     }
 
-    subscript(id: NSManagedObjectID) -> ObjectPointer? {
+    package subscript(id: NSManagedObjectID) -> ObjectPointer? {
         let (index, found) = index(of: id, hash: id.cachedHash)
         return found ? entries[index].pointer : nil
     }
 
     /// Sets `id`'s pointer; returns the one it replaced.
-    mutating func updateValue(_ pointer: ObjectPointer, forKey id: NSManagedObjectID) -> ObjectPointer? {
+    package mutating func updateValue(_ pointer: ObjectPointer, forKey id: NSManagedObjectID) -> ObjectPointer? {
         let hash = id.cachedHash
         let (index, found) = index(of: id, hash: hash)
         if found {
@@ -167,7 +168,7 @@ private struct IDTable {
     }
 
     /// Removes `id`'s entry; returns its pointer.
-    mutating func removeValue(forKey id: NSManagedObjectID) -> ObjectPointer? {
+    package mutating func removeValue(forKey id: NSManagedObjectID) -> ObjectPointer? {
         var (hole, found) = index(of: id, hash: id.cachedHash)
         guard found else { return nil }
         let removed = entries[hole].pointer
@@ -190,7 +191,15 @@ private struct IDTable {
     }
 
     /// The pointers of every entry.
-    var values: [ObjectPointer] { entries.compactMap(\.pointer) }
+    package var values: [ObjectPointer] { entries.compactMap(\.pointer) }
+
+    /// For tests: the number of entries, where a hash's probe starts, and where `id`'s entry is.
+    package var capacity: Int { entries.count }
+    package func homeIndex(ofHash hash: Int) -> Int { home(hash) }
+    package func position(of id: NSManagedObjectID) -> Int? {
+        let (index, found) = index(of: id, hash: id.cachedHash)
+        return found ? index : nil
+    }
 
     private mutating func grow() {
         let old = entries
@@ -208,10 +217,10 @@ private struct IDTable {
 }
 
 /// An unretained object pointer kept in the lock-protected table.
-private struct ObjectPointer: Equatable, @unchecked Sendable {
-    let raw: UnsafeMutableRawPointer
+package struct ObjectPointer: Equatable, @unchecked Sendable {
+    package let raw: UnsafeMutableRawPointer
     init(_ object: NSManagedObject) { raw = Unmanaged.passUnretained(object).toOpaque() }
-    init(raw: UnsafeMutableRawPointer) { self.raw = raw }
+    package init(raw: UnsafeMutableRawPointer) { self.raw = raw }
     /// A +1 reference, or nil when the object's deinitialization has begun.
     func tryRetain() -> ObjectPointer? { swift_tryRetain(raw).map(ObjectPointer.init(raw:)) }
     /// The object of a +1 pointer, taking over that reference.

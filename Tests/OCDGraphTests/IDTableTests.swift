@@ -1,0 +1,178 @@
+import Foundation
+import Testing
+import OCDGraph
+import OCDModel
+import OCDStore
+
+// The registry's open-addressing table (decision D21): linear probing and backward-shift deletion, tested
+// where they can go wrong, with IDs whose hashes are chosen to collide, to cluster and to wrap around the
+// end of the table. A lookup stops at the first empty entry, so a deletion that leaves a hole inside a
+// cluster makes the entries after it unreachable: every check below is a lookup.
+
+@Suite("Object registry: the ID table under collisions and wrap-around")
+struct IDTableTests {
+    private static let golden: UInt64 = 0x9E37_79B9_7F4A_7C15
+    /// The inverse of the golden multiplier modulo 2^64 (Newton's iteration; the multiplier is odd).
+    private static let goldenInverse: UInt64 = {
+        var inverse = golden
+        for _ in 0..<6 { inverse = inverse &* (2 &- golden &* inverse) }
+        return inverse
+    }()
+
+    /// IDs of one entity and store whose `cachedHash` is chosen by the test.
+    private struct Maker {
+        let entity: NSEntityDescription
+        let store: NSPersistentStore
+        var nextKey: Int64 = 1
+
+        /// A new ID (a new primary key) with the hash `hash`.
+        mutating func id(hash: Int) -> NSManagedObjectID {
+            let key = nextKey
+            nextKey += 1
+            let keyHash = Int(bitPattern: UInt(bitPattern: Int(key)) &* UInt(IDTableTests.golden))
+            let id = NSManagedObjectID(entity: entity, store: store, identifier: store.identifier, baseHash: hash ^ keyHash, primaryKey: key)
+            precondition(id.cachedHash == hash)
+            return id
+        }
+
+        /// A hash whose probe starts at `home` in a table of `capacity` entries (a power of two).
+        static func hash(home: Int, capacity: Int, noise: UInt64 = 0) -> Int {
+            let shift = UInt64(64 - capacity.trailingZeroBitCount)
+            let product = (UInt64(home) << shift) | (noise & ((1 << shift) - 1))
+            return Int(bitPattern: UInt(product &* IDTableTests.goldenInverse))
+        }
+    }
+
+    private static func pointer(_ number: Int) -> ObjectPointer {
+        ObjectPointer(raw: UnsafeMutableRawPointer(bitPattern: (number + 1) * 16)!)
+    }
+
+    private func maker() throws -> (TestStack, Maker) {
+        let stack = try TestStack()
+        let entity = try #require(stack.model.entitiesByName["Employee"])
+        return (stack, Maker(entity: entity, store: stack.store))
+    }
+
+    @Test func aClusterWrappingAroundTheEndStaysReachableAsItsEntriesAreRemoved() throws {
+        let (stack, made) = try maker()
+        var maker = made
+        var table = IDTable()
+        #expect(table.capacity == 16)
+        let last = (0..<5).map { maker.id(hash: Maker.hash(home: 15, capacity: 16, noise: UInt64($0) * 7919)) }
+        let first = maker.id(hash: Maker.hash(home: 0, capacity: 16, noise: 12345))
+        for id in last { #expect(table.homeIndex(ofHash: id.cachedHash) == 15) }
+        #expect(table.homeIndex(ofHash: first.cachedHash) == 0)
+        for (number, id) in last.enumerated() { #expect(table.updateValue(Self.pointer(number), forKey: id) == nil) }
+        #expect(table.updateValue(Self.pointer(99), forKey: first) == nil)
+        // The cluster runs 15, 0, 1, 2, 3 and the entry homed at 0 comes after it.
+        #expect(last.map { table.position(of: $0) } == [15, 0, 1, 2, 3])
+        #expect(table.position(of: first) == 4)
+
+        // Removing the entry at the end shifts every later one back across the wrap.
+        #expect(table.removeValue(forKey: last[0]) == Self.pointer(0))
+        #expect(last.dropFirst().map { table.position(of: $0) } == [15, 0, 1, 2])
+        #expect(table.position(of: first) == 3)
+        #expect(table[last[0]] == nil)
+        // Removing one from the middle: the entry homed at 0 moves back, but never before its home.
+        #expect(table.removeValue(forKey: last[2]) == Self.pointer(2))
+        #expect([last[1], last[3], last[4]].map { table.position(of: $0) } == [15, 0, 1])
+        #expect(table.position(of: first) == 2)
+        #expect(table.removeValue(forKey: last[1]) == Self.pointer(1))
+        #expect([last[3], last[4]].map { table.position(of: $0) } == [15, 0])
+        #expect(table.position(of: first) == 1)
+        // The entry homed at 0 reaches its home...
+        #expect(table.removeValue(forKey: last[3]) == Self.pointer(3))
+        #expect(table.position(of: last[4]) == 15)
+        #expect(table.position(of: first) == 0)
+        #expect(table[last[4]] == Self.pointer(4))
+        #expect(table.count == 2)
+        #expect(table.removeValue(forKey: last[3]) == nil, "removed twice")
+        // ...and, once there, does not move back across the wrap into a hole before it.
+        #expect(table.removeValue(forKey: last[4]) == Self.pointer(4))
+        #expect(table.position(of: first) == 0)
+        #expect(table[first] == Self.pointer(99))
+        #expect(table.count == 1)
+        _ = stack
+    }
+
+    @Test func identicalHashesAreToldApartByEquality() throws {
+        let (stack, made) = try maker()
+        var maker = made
+        var table = IDTable()
+        let hash = Maker.hash(home: 14, capacity: 16)
+        let ids = (0..<40).map { _ in maker.id(hash: hash) }
+        for (number, id) in ids.enumerated() { #expect(table.updateValue(Self.pointer(number), forKey: id) == nil) }
+        #expect(table.capacity == 64, "grown twice, rehashing 40 entries of one hash")
+        for (number, id) in ids.enumerated() { #expect(table[id] == Self.pointer(number)) }
+        // An equal ID that is another instance finds the entry.
+        let twin = NSManagedObjectID(entity: ids[7].entity, store: maker.store, identifier: maker.store.identifier,
+                                     baseHash: hash ^ Int(bitPattern: UInt(bitPattern: 8) &* UInt(Self.golden)), primaryKey: 8)
+        #expect(twin == ids[7] && twin !== ids[7])
+        #expect(table[twin] == Self.pointer(7))
+        #expect(table.updateValue(Self.pointer(700), forKey: twin) == Self.pointer(7))
+        for (number, id) in ids.enumerated() where number % 2 == 0 { #expect(table.removeValue(forKey: id) != nil) }
+        for (number, id) in ids.enumerated() {
+            #expect(table[id] == (number % 2 == 0 ? nil : Self.pointer(number == 7 ? 700 : number)))
+        }
+        #expect(table.count == 20)
+        _ = stack
+    }
+
+    /// Random insertions, replacements, removals and lookups, checked against a `Dictionary` after each
+    /// step and in full every few hundred; hashes come from a few values shared by many IDs, from
+    /// homes at the end of the table, and at random.
+    @Test func randomOperationsAgreeWithADictionary() throws {
+        let (stack, made) = try maker()
+        var maker = made
+        var random = SplitMix64(seed: 0x0CD_2026)
+        let hot = (0..<4).map { Maker.hash(home: 60 + $0, capacity: 64, noise: random.next()) }
+        let ids: [NSManagedObjectID] = (0..<300).map { number in
+            switch number % 10 {
+            case 0..<4: return maker.id(hash: hot[Int(random.next() % 4)])
+            case 4..<7: return maker.id(hash: Maker.hash(home: 62 + Int(random.next() % 2), capacity: 64, noise: random.next()))
+            default: return maker.id(hash: Int(bitPattern: UInt(random.next())))
+            }
+        }
+        var table = IDTable()
+        var expected: [NSManagedObjectID: Int] = [:]
+        var wrapped = 0
+        for step in 0..<30_000 {
+            let id = ids[Int(random.next() % UInt64(ids.count))]
+            switch random.next() % 8 {
+            case 0..<3:
+                let value = step
+                #expect(table.updateValue(Self.pointer(value), forKey: id) == expected[id].map(Self.pointer))
+                expected[id] = value
+            case 3..<6:
+                #expect(table.removeValue(forKey: id) == expected[id].map(Self.pointer))
+                expected[id] = nil
+            default:
+                #expect(table[id] == expected[id].map(Self.pointer))
+            }
+            #expect(table.count == expected.count)
+            if step % 500 == 499 {
+                for id in ids { #expect(table[id] == expected[id].map(Self.pointer)) }
+                #expect(Set(table.values.map(\.raw)) == Set(expected.values.map { Self.pointer($0).raw }))
+                for id in expected.keys {
+                    if let position = table.position(of: id), position < table.homeIndex(ofHash: id.cachedHash) { wrapped += 1 }
+                }
+            }
+        }
+        // The run did exercise clusters crossing the end of the table.
+        #expect(wrapped > 0)
+        _ = stack
+    }
+}
+
+/// A small seeded generator, so that a failure repeats.
+private struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
