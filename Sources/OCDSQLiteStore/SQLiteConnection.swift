@@ -329,6 +329,18 @@ final class SQLiteConnection {
         return results
     }
 
+    /// What `read` makes of each row of the result, leaving out the rows it answers nil for (without
+    /// the second array a `compactMap` of ``query(_:_:_:)`` would build).
+    func queryCompacting<T>(_ sql: String, _ arguments: [SQLValue] = [], _ read: (Statement) throws -> T?) throws -> [T] {
+        let statement = try self.statement(sql)
+        try statement.bind(arguments)
+        var results: [T] = []
+        while try statement.step() {
+            if let value = try read(statement) { results.append(value) }
+        }
+        return results
+    }
+
     /// Runs a statement that returns no rows.
     func run(_ sql: String, _ arguments: [SQLValue] = []) throws {
         let statement = try self.statement(sql)

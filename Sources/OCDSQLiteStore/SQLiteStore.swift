@@ -340,20 +340,30 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             if let needsValues, !needsValues(id) {
                 return StoreRow(objectID: id, version: statement.int64(2), values: mapping.layout.nilValues, hasValues: false)
             }
-            var values = [Any?](repeating: nil, count: mapping.layout.properties.count)
-            for step in steps {
-                switch step {
-                case .attribute(let slot, let position, let attribute):
-                    values[slot] = ValueCoding.decode(statement, position, attribute)
-                case .toOne(let slot, let position, let entityPosition, let relationship):
-                    guard !statement.isNull(position) else { continue }
-                    var destination = relationship.destinationEntity
-                    if let entityPosition, !statement.isNull(entityPosition),
-                       let exact = schema.byNumber[Int(statement.int64(entityPosition))] {
-                        destination = exact.entity
+            let count = mapping.layout.properties.count
+            // Built in place: `Array(repeating:count:)` then assigning each slot copied every nil in and
+            // destroyed it again (3 % of a fetch-and-read of Items at N = 20,000).
+            let values = [Any?](unsafeUninitializedCapacity: count) { buffer, initialized in
+                guard let base = buffer.baseAddress else { return }
+                base.initialize(repeating: nil, count: count)
+                for step in steps {
+                    switch step {
+                    case .attribute(let slot, let position, let attribute):
+                        // Initializing over a nil is safe: a nil `Any?` owns nothing to release.
+                        (base + slot).initialize(to: ValueCoding.decode(statement, position, attribute))
+                    case .toOne(let slot, let position, let entityPosition, let relationship):
+                        guard !statement.isNull(position) else { continue }
+                        var destination = relationship.destinationEntity
+                        if let entityPosition, !statement.isNull(entityPosition),
+                           let exact = schema.byNumber[Int(statement.int64(entityPosition))] {
+                            destination = exact.entity
+                        }
+                        if let destination {
+                            (base + slot).initialize(to: store.objectID(for: destination, primaryKey: statement.int64(position)))
+                        }
                     }
-                    if let destination { values[slot] = store.objectID(for: destination, primaryKey: statement.int64(position)) }
                 }
+                initialized = count
             }
             return StoreRow(objectID: id, version: statement.int64(2), values: values)
         }
@@ -365,7 +375,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                           needsValues: ((NSManagedObjectID) -> Bool)? = nil) throws -> [StoreRow] {
         var reader = RowReader(self, table, readPlan(table).index, schema)
         reader.needsValues = needsValues
-        return try wrap { try connection.query(sql, arguments) { reader.read($0) }.compactMap { $0 } }
+        return try wrap { try connection.queryCompacting(sql, arguments) { reader.read($0) } }
     }
 
     public override func executeFetch(_ plan: StoreFetchPlan) throws -> [StoreRow] {
