@@ -99,13 +99,18 @@ extension NSManagedObjectContext {
         if request.includesPendingChanges { processPendingChanges() }
         let pending = request.includesPendingChanges && hasPendingChanges(for: entity, request.includesSubentities)
         var objects: [NSManagedObject]
-        if !pending && (request.fetchBatchSize > 0 || !request.includesPropertyValues) && request.returnsObjectsAsFaults {
+        // Refreshing refetched objects needs their rows now, so it does without batch faulting.
+        let refreshes = request.shouldRefreshRefetchedObjects && request.includesPropertyValues
+        if !pending && !refreshes && (request.fetchBatchSize > 0 || !request.includesPropertyValues) && request.returnsObjectsAsFaults {
             // Batch faulting: IDs now, rows when a fault of a batch fires (one query per batch).
             let ids = try coordinator.executeFetchObjectIDs(plan(for: request, entity: entity, pushLimits: true))
             objects = faults(for: ids, batchSize: request.fetchBatchSize > 0 ? request.fetchBatchSize : FaultBatch.defaultSize, refetched: true)
         } else {
             var plan = plan(for: request, entity: entity, pushLimits: !pending)
-            if !registry.isEmpty {
+            if !request.includesPropertyValues {
+                // No row will be used: the objects become faults that read their rows when fired.
+                plan.needsValues = { _ in false }
+            } else if !registry.isEmpty && !refreshes {
                 // A realized object keeps its values: its row need not be decoded.
                 plan.needsValues = { [registry] id in registry[id]?.isFault ?? true }
             }
@@ -154,13 +159,17 @@ extension NSManagedObjectContext {
     }
 
     /// The registered object for a fetched row, or a new fault holding the row (so that firing it needs no
-    /// store trip). A realized object keeps its values.
+    /// store trip). A realized object keeps its values, unless the request `shouldRefreshRefetchedObjects`:
+    /// then it takes the row as `refresh(_:mergeChanges: true)` takes the store's, its unsaved changes
+    /// applied again on top.
     private func materialize<T>(_ row: StoreRow, _ request: NSFetchRequest<T>) -> NSManagedObject {
         let usable = request.includesPropertyValues && row.hasValues
         if let object = registry[row.objectID] {
-            // A fault takes the newest row it is offered; a realized object keeps its values.
-            if object.isFault && usable && row.version > (object.cachedRow?.version ?? -1) {
-                object.cachedRow = row
+            if object.isFault {
+                // A fault takes the newest row it is offered.
+                if usable && row.version > (object.cachedRow?.version ?? -1) { object.cachedRow = row }
+            } else if usable && request.shouldRefreshRefetchedObjects {
+                refresh(object, mergeChanges: true, fetched: row)
             }
             return object
         }

@@ -508,6 +508,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// from the store and puts its unsaved changes back on top.
     public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         assertQueue()
+        refresh(object, mergeChanges: flag, fetched: nil)
+    }
+
+    /// `refresh(_:mergeChanges:)` with the row a fetch has just read for the object, if any
+    /// (`shouldRefreshRefetchedObjects`), in place of a second trip to the store.
+    func refresh(_ object: NSManagedObject, mergeChanges flag: Bool, fetched: StoreRow?) {
         guard object.contextReference === backreference, !object.isInserted else { return }
         let key = ObjectIdentifier(object)
         if !flag || !object.hasChanges {
@@ -521,7 +527,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             updated[key] = nil
             unprocessedUpdated[key] = nil
             object.status.remove(.updated)
-            if flag, let row = storeRow(for: object.objectID) {
+            if flag, let row = fetched ?? storeRow(for: object.objectID) {
                 let transients = object.transientValues()
                 object.fill(from: row, in: self)
                 object.restoreTransientValues(transients)
@@ -534,7 +540,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         let changes = object.changedValues()
         let transients = object.transientValues()
-        guard let row = storeRow(for: object.objectID) else { return }
+        guard let row = fetched ?? storeRow(for: object.objectID) else { return }
         object.fill(from: row, in: self)
         object.restoreTransientValues(transients)
         object.inverseUpdateDepth += 1

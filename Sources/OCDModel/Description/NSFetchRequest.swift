@@ -93,7 +93,10 @@ public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest, NSCopyi
     public var returnsDistinctResults = false { willSet { assertEditable() } }
     /// Relationship key paths whose destinations are fetched with the objects.
     public var relationshipKeyPathsForPrefetching: [String]? { willSet { assertEditable() } }
-    /// Whether the fetch may return objects that are refreshed from the store.
+    /// Whether the fetch updates the objects the context has already realized with the values the store
+    /// holds now, as `refresh(_:mergeChanges: true)` would (their unsaved changes are applied again on
+    /// top). By default a fetched object keeps the values it has. Such a fetch reads its rows at once,
+    /// even with a `fetchBatchSize`.
     public var shouldRefreshRefetchedObjects = false { willSet { assertEditable() } }
 
     /// A request with no entity yet.
