@@ -310,13 +310,21 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try nest(persistentStores[...])
     }
 
-    /// Writes each store's changes, one store after the other, once every store has checked its part. A
-    /// store that fails while writing (not while checking) does not undo the stores written before it.
+    /// Writes each store's changes, one store after the other in the order they were added, once every
+    /// store has checked its part. When a store fails while writing, the stores written before it undo
+    /// their writes as the round ends (``NSPersistentStore/performSaveTransaction(_:)``), so that no store
+    /// keeps part of a failed save; only a failure of the last commit itself, after another store's
+    /// commit, can leave one store saved and the other not (two files have no common commit).
     func save(_ requests: [(NSPersistentStore, StoreSaveRequest)]) throws -> [NSManagedObjectID: StoreRow] {
         lock.lock()
         defer { lock.unlock() }
-        // Every store checks its part before any writes, so that a conflict in one changes none.
+        // Every store checks its part before any writes, so that a conflict in one changes none. In the
+        // stores' order, so that two coordinators on the same files lock them in the same order.
         var requests = requests.filter { !$0.1.isEmpty }
+        if requests.count > 1 {
+            let order = Dictionary(uniqueKeysWithValues: stores.enumerated().map { (ObjectIdentifier($1), $0) })
+            requests.sort { (order[ObjectIdentifier($0.0)] ?? .max) < (order[ObjectIdentifier($1.0)] ?? .max) }
+        }
         if requests.count == 1 { requests[0].1.isOnlyStoreOfSave = true }
         for (store, request) in requests { try store.checkSave(request) }
         var rows: [NSManagedObjectID: StoreRow] = [:]

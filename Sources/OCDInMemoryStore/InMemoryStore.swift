@@ -138,15 +138,39 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         return result.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
     }
 
+    /// The rows the running save round replaced, oldest first (nil outside a round): put back if the
+    /// round fails after this store saved, so that a save across stores leaves no half of it here when
+    /// another store fails. Keys handed out stay taken.
+    private var roundUndo: [(entity: String, key: Int64, row: StoreRow?)]?
+
+    public override func performSaveTransaction<T>(_ body: () throws -> T) throws -> T {
+        lock.withLock { roundUndo = [] }
+        do {
+            let result = try body()
+            lock.withLock { roundUndo = nil }
+            return result
+        } catch {
+            lock.withLock {
+                for entry in (roundUndo ?? []).reversed() { tables.rows[entry.entity, default: [:]][entry.key] = entry.row }
+                roundUndo = nil
+            }
+            throw error
+        }
+    }
+
     public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         lock.lock()
         defer { lock.unlock() }
         // Checked first, so that a failure leaves the store untouched.
         try check(request)
+        func remember(_ entity: String, _ key: Int64) {
+            roundUndo?.append((entity, key, tables.rows[entity]?[key]))
+        }
 
         var saved: [NSManagedObjectID: StoreRow] = [:]
         for row in request.inserted {
             let stored = StoreRow(objectID: row.objectID, version: 1, values: row.values)
+            remember(row.objectID.entity.name ?? "", primaryKey(of: row.objectID)!)
             tables.rows[row.objectID.entity.name ?? "", default: [:]][primaryKey(of: row.objectID)!] = stored
             saved[row.objectID] = stored
         }
@@ -161,10 +185,12 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
                 }
             }
             let stored = StoreRow(objectID: row.objectID, version: expected + 1, values: values)
+            remember(entityName, pk)
             tables.rows[entityName]![pk] = stored
             saved[row.objectID] = stored
         }
         for (objectID, _) in request.deleted {
+            remember(objectID.entity.name ?? "", primaryKey(of: objectID)!)
             tables.rows[objectID.entity.name ?? ""]![primaryKey(of: objectID)!] = nil
         }
         return StoreSaveResult(rows: saved)

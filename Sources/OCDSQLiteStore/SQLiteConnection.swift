@@ -139,6 +139,19 @@ final class SQLiteConnection {
     private(set) var isInSaveRound = false
     /// Why the running save round was rolled back (`abandonSaveRound(_:)`), if it was.
     private var saveRoundAbandonment: (any Error)?
+    /// Whether the running round's writes are held in the savepoint `ocd_round` (`holdRoundWrites()`).
+    private var roundWritesHeld = false
+
+    /// Holds what the running save round writes from here on in a savepoint that lasts until the round
+    /// ends, and is rolled back then if the round fails: in a save across stores, a store written before
+    /// another store's write fails must not keep its half. The keys taken before it stay taken.
+    func holdRoundWrites() throws {
+        guard isInSaveRound, !roundWritesHeld else { return }
+        try beginSaveRoundIfNeeded()
+        guard transactionDepth > 0 else { return }
+        try execute("SAVEPOINT ocd_round")
+        roundWritesHeld = true
+    }
 
     /// Begins the running save round's transaction if it has not begun: before a statement of the round
     /// that reads what it will write (the version check) or writes.
@@ -203,10 +216,16 @@ final class SQLiteConnection {
         isInSaveRound = true
         defer {
             saveRoundPending = false; transactionDepth = 0; isInSaveRound = false; saveRoundAbandonment = nil
+            roundWritesHeld = false
             // A round that did not commit leaves no check of its own (and a lost one, none at all).
             roundKeyRoots = []; roundDataVersion = nil
         }
         let outcome = Result { try body() }
+        if roundWritesHeld, case .failure = outcome, sqlite3_get_autocommit(handle) == 0 {
+            // The writes go; the keys taken before them commit below. Should even this fail, the
+            // commit must not keep the writes: the round is then rolled back whole and lost.
+            if (try? execute("ROLLBACK TO ocd_round")) == nil { try? execute("ROLLBACK") }
+        }
         if let abandonment = saveRoundAbandonment {
             ended(.lost)
             _ = try outcome.get()
@@ -220,7 +239,10 @@ final class SQLiteConnection {
         if sqlite3_get_autocommit(handle) != 0 {
             forgetKeyChecks()
             ended(.lost)
-            return try outcome.get()
+            _ = try outcome.get()
+            // Every such failure throws from its statement, so a round that succeeded should not get
+            // here; if one does, its writes are gone and the save must not report success.
+            throw SQLiteError(code: SQLITE_ABORT, extendedCode: SQLITE_ABORT, message: "SQLite ended the save's transaction before its commit", sql: nil)
         }
         do {
             let versionBefore = dataVersion()
@@ -245,6 +267,7 @@ final class SQLiteConnection {
         guard isInSaveRound else { return }
         if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
         forgetKeyChecks()
+        roundWritesHeld = false
         saveRoundAbandonment = error
         saveRoundPending = false
         transactionDepth = 0

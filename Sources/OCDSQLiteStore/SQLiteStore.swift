@@ -510,7 +510,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 let current = try connection.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(root.number))]) { $0.int64(0) }.first
                 // Never below the table's largest key: a store written by other code may not keep Z_MAX.
                 // Checked again only after a commit this connection's save rounds did not make.
-                var start = current ?? 0
+                // Never below a key objects hold from a round whose Z_MAX could not be kept in the file.
+                var start = max(current ?? 0, heldKeyFloor[root.number] ?? 0)
                 if !connection.keyMaximumIsChecked(root: root.number) {
                     let largest = try connection.query("SELECT MAX(Z_PK) FROM \(mapping.table.name)") { $0.int64(0) }.first ?? 0
                     start = max(start, largest)
@@ -532,6 +533,10 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// The last key handed out per root entity in the running save round (nil outside one).
     private var roundKeys: [Int: (root: EntityMapping, last: Int64)]?
+    /// Per root entity, the last key handed out in a lost round whose `Z_MAX` could not be raised again:
+    /// objects hold keys up to it that neither `Z_MAX` nor the table shows, so no key at or below it is
+    /// handed out again by this store.
+    private var heldKeyFloor: [Int: Int64] = [:]
 
     /// One transaction for a save's round: taking primary keys, checking versions and writing commit
     /// together, as Core Data's do, and no other connection writes between the check and the write. It
@@ -561,8 +566,10 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                         }
                     }
                 } catch {
-                    // Objects now hold keys above Z_MAX: from here on every taking of keys reads MAX(Z_PK).
+                    // Objects now hold keys above Z_MAX: from here on every taking of keys reads MAX(Z_PK)
+                    // (another writer's rows) and starts above the keys those objects hold.
                     connection.keyChecksDisabled = true
+                    for (root, last) in keys.values { heldKeyFloor[root.number] = max(heldKeyFloor[root.number] ?? 0, last) }
                 }
             }
             throw error
@@ -675,41 +682,47 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var writtenGeneration: Int?
         // The only store of a save that only inserts undoes a failed write by rolling its whole round back
         // (the round's keys are then taken again by `performSaveTransaction`): no savepoint, two statements
-        // fewer per save. Such a write fails only on SQLite errors that mostly lose the transaction anyway;
-        // a save with updates or deletes, where a version conflict is an ordinary event, keeps its
-        // savepoint, so that its raised Z_MAX commits with the round.
+        // fewer per save. Such a write fails on SQLite errors (most of which lose the transaction anyway),
+        // on a value it cannot encode, or on an invalid request, all of them rare; a save with updates or
+        // deletes, where a version conflict is an ordinary event, keeps its savepoint, so that its raised
+        // Z_MAX commits with the round.
         let rollsBackRound = request.isOnlyStoreOfSave && connection.isInSaveRound
             && request.updated.isEmpty && request.deleted.isEmpty && !request.hasUniquenessConstraints
         do {
-            try wrap(writing: true) { try connection.transaction(savepoint: !rollsBackRound) {
-                var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
-                for (id, version) in request.deleted {
-                    guard let pk = primaryKey(of: id), let mapping = schema.mapping(for: id.entity) else { continue }
-                    try connection.run("DELETE FROM \(mapping.table.name) WHERE Z_PK = ? AND Z_OPT = ?", [.integer(pk), .integer(version)])
-                    if connection.changes == 0 { conflicts.append((id, version, nil)); continue }
-                    try deleteJoinRows(of: pk, mapping, connection)
-                }
-                // Updates before inserts: a unique value an update frees can be taken by an insert.
-                for (index, (row, version)) in request.updated.enumerated() {
-                    let changed = index < request.updatedSlots.count ? request.updatedSlots[index] : nil
-                    if let written = try update(row, expectedVersion: version, changedSlots: changed, connection, schema) {
+            try wrap(writing: true) {
+                // One store of several: its writes wait for the round's end, which undoes them if
+                // another store fails afterwards.
+                if !request.isOnlyStoreOfSave { try connection.holdRoundWrites() }
+                try connection.transaction(savepoint: !rollsBackRound) {
+                    var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
+                    for (id, version) in request.deleted {
+                        guard let pk = primaryKey(of: id), let mapping = schema.mapping(for: id.entity) else { continue }
+                        try connection.run("DELETE FROM \(mapping.table.name) WHERE Z_PK = ? AND Z_OPT = ?", [.integer(pk), .integer(version)])
+                        if connection.changes == 0 { conflicts.append((id, version, nil)); continue }
+                        try deleteJoinRows(of: pk, mapping, connection)
+                    }
+                    // Updates before inserts: a unique value an update frees can be taken by an insert.
+                    for (index, (row, version)) in request.updated.enumerated() {
+                        let changed = index < request.updatedSlots.count ? request.updatedSlots[index] : nil
+                        if let written = try update(row, expectedVersion: version, changedSlots: changed, connection, schema) {
+                            result[row.objectID] = written
+                        } else {
+                            conflicts.append((row.objectID, version, nil))
+                        }
+                    }
+                    for row in request.inserted {
+                        let written = try insert(row, connection, schema)
                         result[row.objectID] = written
-                    } else {
-                        conflicts.append((row.objectID, version, nil))
+                    }
+                    if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
+                    for row in request.inserted { try writeToMany(row, inserted: true, connection, schema) }
+                    for (row, _) in request.updated { try writeToMany(row, inserted: false, connection, schema) }
+                    if writtenMetadataGeneration != generation {
+                        try Self.writeMetadata(currentMetadata, connection)
+                        writtenGeneration = generation
                     }
                 }
-                for row in request.inserted {
-                    let written = try insert(row, connection, schema)
-                    result[row.objectID] = written
-                }
-                if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
-                for row in request.inserted { try writeToMany(row, inserted: true, connection, schema) }
-                for (row, _) in request.updated { try writeToMany(row, inserted: false, connection, schema) }
-                if writtenMetadataGeneration != generation {
-                    try Self.writeMetadata(currentMetadata, connection)
-                    writtenGeneration = generation
-                }
-            } }
+            }
             if let writtenGeneration { writtenMetadataGeneration = writtenGeneration }
         } catch {
             if rollsBackRound { connection.abandonSaveRound(error) }

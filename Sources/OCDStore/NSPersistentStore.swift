@@ -227,8 +227,9 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// ``save(_:)``), as one unit of the store's work. A store with transactions runs it in one. Object
     /// IDs handed out must stay taken even when `body` throws: the transaction commits after `save(_:)`
     /// undid its own failed work, or, when the store rolls the whole round back, the store takes those
-    /// keys again on its own (the SQLite store does either; Documentation/SQLiteStore.md). The default
-    /// runs `body`.
+    /// keys again on its own (the SQLite store does either; Documentation/SQLiteStore.md). When `body`
+    /// throws after this store's `save(_:)` succeeded (another store of the save failed), the store
+    /// undoes what that save wrote. The default runs `body`.
     open func performSaveTransaction<T>(_ body: () throws -> T) throws -> T {
         try body()
     }

@@ -84,6 +84,34 @@ private let failingCommits = Atomic<Int>(0)
         #expect(names == ["Acme", "Globex", "Initech", "Seed"])
     }
 
+    /// The same, but with a new object inserted before the held keys are saved: neither Z_MAX nor the
+    /// table shows those keys then, and the store must still not hand one out again (two objects of one
+    /// context would share an ID, and the save would fail on Z_PK's uniqueness for ever).
+    @Test func keysHeldAboveTheMaximumAreNotHandedOutBeforeTheyAreSaved() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        let handle = try failCommits(of: stack)
+        defer { sqlite3_commit_hook(handle, nil, nil) }
+        _ = stack.insert("Company", ["name": "Seed"])
+        try stack.context.save()
+
+        let acme = stack.insert("Company", ["name": "Acme"])
+        let globex = stack.insert("Company", ["name": "Globex"])
+        failingCommits.store(2, ordering: .relaxed)
+        #expect(throws: (any Error).self) { try stack.context.save() }
+        failingCommits.store(0, ordering: .relaxed)
+
+        let initech = stack.insert("Company", ["name": "Initech"])
+        try stack.context.obtainPermanentIDs(for: [initech])
+        let keys = try [acme, globex, initech].map { try #require(stack.store.primaryKey(of: $0.objectID)) }
+        #expect(Set(keys).count == 3, "keys \(keys)")
+        for object in [acme, globex, initech] { #expect(stack.context.object(with: object.objectID) === object) }
+        try stack.context.save()
+        let names = try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY ORDER BY ZNAME").compactMap { $0["ZNAME"] as? String }
+        #expect(names == ["Acme", "Globex", "Initech", "Seed"])
+    }
+
     /// The only store of a save finds version conflicts in its writes, as Core Data's SQL does, instead of
     /// reading every version first.
     /// With a uniqueness constraint in play the versions are read first, so that version conflicts are

@@ -1,0 +1,94 @@
+import Foundation
+import OCDGraph
+import OCDModel
+import OCDSQLiteStore
+import OCDStore
+import Testing
+
+/// A save across two stores is all or nothing when a store fails while writing: the stores written
+/// before it undo their writes as the round ends (Documentation/SQLiteStore.md, "Saving and locking").
+/// Entity Alpha lives in configuration "A" (the first store), Beta in "B" (an SQLite store whose file
+/// refuses Beta rows through a trigger while a test wants the save to fail).
+@Suite struct MultiStoreSaveTests {
+    private struct TwoStores {
+        let coordinator: NSPersistentStoreCoordinator
+        let context: NSManagedObjectContext
+        let first: NSPersistentStore
+        let secondURL: URL
+
+        init(firstType: String, folder: TemporaryFolder) throws {
+            func entity(_ name: String) -> NSEntityDescription {
+                let entity = NSEntityDescription()
+                entity.name = name
+                entity.managedObjectClassName = "NSManagedObject"
+                let attribute = NSAttributeDescription()
+                attribute.name = "name"
+                attribute.attributeType = .stringAttributeType
+                entity.properties = [attribute]
+                return entity
+            }
+            let alpha = entity("Alpha"), beta = entity("Beta")
+            let model = NSManagedObjectModel()
+            model.entities = [alpha, beta]
+            model.setEntities([alpha], forConfigurationName: "A")
+            model.setEntities([beta], forConfigurationName: "B")
+            coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+            first = try coordinator.addPersistentStore(ofType: firstType, configurationName: "A",
+                                                       at: firstType == NSSQLiteStoreType ? folder.file("A.sqlite") : nil, options: nil)
+            secondURL = folder.file("B.sqlite")
+            _ = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "B", at: secondURL, options: nil)
+            context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+        }
+
+        @discardableResult
+        func insert(_ entityName: String, _ name: String) -> NSManagedObject {
+            let object = NSEntityDescription.insertNewObject(forEntityName: entityName, into: context)
+            object.setValue(name, forKey: "name")
+            return object
+        }
+
+        /// The names stored for `entityName`, read by a fresh context.
+        func stored(_ entityName: String) throws -> [String] {
+            let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            reader.persistentStoreCoordinator = coordinator
+            return try withExtendedLifetime(reader) {
+                try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: entityName)).compactMap { $0.value(forKey: "name") as? String }.sorted()
+            }
+        }
+
+        func refuseBetas(_ refuse: Bool) throws {
+            try RawSQL.execute(secondURL, refuse
+                ? "CREATE TRIGGER refuse BEFORE INSERT ON ZBETA BEGIN SELECT RAISE(ABORT, 'refused'); END"
+                : "DROP TRIGGER refuse")
+        }
+    }
+
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
+    func aStoreWrittenBeforeAFailingOneKeepsNothing(firstType: String) throws {
+        let folder = TemporaryFolder()
+        let stores = try TwoStores(firstType: firstType, folder: folder)
+        let seed = stores.insert("Alpha", "Seed")
+        let doomed = stores.insert("Alpha", "Doomed")
+        stores.insert("Beta", "Old")
+        try stores.context.save()
+        #expect(seed.objectID.persistentStore === stores.first)
+
+        try stores.refuseBetas(true)
+        // The first store's part has an update, an insert and a delete; the second store's insert fails.
+        seed.setValue("Seed 2", forKey: "name")
+        let acme = stores.insert("Alpha", "Acme")
+        stores.context.delete(doomed)
+        stores.insert("Beta", "Globex")
+        #expect(throws: (any Error).self) { try stores.context.save() }
+        #expect(try stores.stored("Alpha") == ["Doomed", "Seed"], "the first store keeps none of the failed save")
+        #expect(try stores.stored("Beta") == ["Old"])
+        #expect(seed.isUpdated && acme.isInserted && doomed.isDeleted, "the context keeps its changes")
+
+        // Once the second store accepts the row, the same changes save whole.
+        try stores.refuseBetas(false)
+        try stores.context.save()
+        #expect(try stores.stored("Alpha") == ["Acme", "Seed 2"])
+        #expect(try stores.stored("Beta") == ["Globex", "Old"])
+    }
+}
