@@ -310,6 +310,25 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try nest(persistentStores[...])
     }
 
+    /// With more than one store, begins the running save round in every store it will touch, in the
+    /// order the stores were added, before any of them does work: each store locks its file for the whole
+    /// round, and two coordinators locking two files in opposite orders would wait on each other until
+    /// one gave up. With one store the round begins at its first statement.
+    func beginSaveRound(inserted: [NSManagedObject], changed: [NSManagedObject]) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard stores.count > 1 else { return }
+        var touched = Set<ObjectIdentifier>()
+        for object in inserted {
+            if let store = object.objectID.persistentStore ?? (try? store(for: object.entity)) { touched.insert(ObjectIdentifier(store)) }
+        }
+        for object in changed {
+            if let store = object.objectID.persistentStore { touched.insert(ObjectIdentifier(store)) }
+        }
+        guard touched.count > 1 else { return }
+        for store in stores where touched.contains(ObjectIdentifier(store)) { try store.beginSaveRound() }
+    }
+
     /// Writes each store's changes, one store after the other in the order they were added, once every
     /// store has checked its part. When a store fails while writing, the stores written before it undo
     /// their writes as the round ends (``NSPersistentStore/performSaveTransaction(_:)``), so that no store

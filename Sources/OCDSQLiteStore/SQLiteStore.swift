@@ -576,6 +576,11 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    public override func beginSaveRound() throws {
+        guard !isReadOnly, let (connection, _) = try? ready(), connection.isInSaveRound else { return }
+        try wrap(writing: true) { try connection.beginSaveRoundIfNeeded() }
+    }
+
     /// Sets `Z_MAX` of `root` to `value`, adding its `Z_PRIMARYKEY` row where there was none (`current`).
     private static func writeKeyMaximum(_ value: Int64, of root: EntityMapping, replacing current: Int64?, _ connection: SQLiteConnection) throws {
         if current == nil {

@@ -234,6 +234,11 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         try body()
     }
 
+    /// Inside ``performSaveTransaction(_:)``: takes now the locks the round would take at its first
+    /// statement, so that a save across stores takes them in the coordinator's order. The default does
+    /// nothing.
+    open func beginSaveRound() throws {}
+
     // MARK: For subclasses
 
     /// A permanent ID of this store.

@@ -14,6 +14,7 @@ import Testing
         let coordinator: NSPersistentStoreCoordinator
         let context: NSManagedObjectContext
         let first: NSPersistentStore
+        let second: NSPersistentStore
         let secondURL: URL
 
         init(firstType: String, folder: TemporaryFolder) throws {
@@ -36,7 +37,7 @@ import Testing
             first = try coordinator.addPersistentStore(ofType: firstType, configurationName: "A",
                                                        at: firstType == NSSQLiteStoreType ? folder.file("A.sqlite") : nil, options: nil)
             secondURL = folder.file("B.sqlite")
-            _ = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "B", at: secondURL, options: nil)
+            second = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "B", at: secondURL, options: nil)
             context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             context.persistentStoreCoordinator = coordinator
         }
@@ -90,5 +91,31 @@ import Testing
         try stores.context.save()
         #expect(try stores.stored("Alpha") == ["Acme", "Seed 2"])
         #expect(try stores.stored("Beta") == ["Globex", "Old"])
+    }
+
+    /// A save touching both files locks both, in the coordinator's order, before either does any work:
+    /// here the second store's keys would otherwise be taken (and its file locked) before the first
+    /// store's update, and another coordinator doing the opposite would wait on this one.
+    @Test func aSaveAcrossStoresLocksTheirFilesFirstAndInOrder() throws {
+        let folder = TemporaryFolder()
+        let stores = try TwoStores(firstType: NSSQLiteStoreType, folder: folder)
+        let alpha = stores.insert("Alpha", "Acme")
+        try stores.context.save()
+        let log = SQLStatementLog()
+        try #require(stores.first as? SQLiteStore).statementLog = log
+        try #require(stores.second as? SQLiteStore).statementLog = log
+
+        alpha.setValue("Acme 2", forKey: "name")
+        stores.insert("Beta", "Globex")
+        try stores.context.save()
+        #expect(Array(log.statements.prefix(3)) == ["BEGIN IMMEDIATE", "BEGIN IMMEDIATE", "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?"])
+        #expect(log.statements.filter { $0 == "COMMIT" }.count == 2)
+
+        // One store touched: its transaction still begins at its first statement, and the other sees none.
+        log.reset()
+        alpha.setValue("Acme 3", forKey: "name")
+        try stores.context.save()
+        #expect(log.statements.first == "BEGIN IMMEDIATE")
+        #expect(log.statements.filter { $0 == "BEGIN IMMEDIATE" }.count == 1)
     }
 }
