@@ -93,6 +93,38 @@ import Testing
         #expect(try stores.stored("Beta") == ["Globex", "Old"])
     }
 
+    /// Stores added with a configuration open again, in a new coordinator, with the same configuration:
+    /// their metadata records the whole model's hashes, of which the configuration's must match.
+    @Test func storesOfConfigurationsOpenAgain() throws {
+        let folder = TemporaryFolder()
+        let stores = try TwoStores(firstType: NSSQLiteStoreType, folder: folder)
+        stores.insert("Alpha", "Acme")
+        stores.insert("Beta", "Globex")
+        try stores.context.save()
+        let model = stores.coordinator.managedObjectModel
+        let again = NSPersistentStoreCoordinator(managedObjectModel: model)
+        _ = try again.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "A", at: folder.file("A.sqlite"), options: nil)
+        _ = try again.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "B", at: stores.secondURL, options: nil)
+        let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        reader.persistentStoreCoordinator = again
+        let betas = try withExtendedLifetime(reader) {
+            try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Beta")).map { $0.value(forKey: "name") as? String }
+        }
+        #expect(betas == ["Globex"])
+        let metadata = try #require(again.persistentStores.first?.metadata)
+        #expect(model.isConfiguration(withName: "A", compatibleWithStoreMetadata: metadata))
+        // A recorded entity that is not this model's, or a changed hash of one, makes the store incompatible.
+        var hashes = try #require(metadata["NSStoreModelVersionHashes"] as? [String: Any])
+        hashes["Gamma"] = Data([1, 2, 3])
+        #expect(!model.isConfiguration(withName: "A", compatibleWithStoreMetadata: ["NSStoreModelVersionHashes": hashes]))
+        hashes["Gamma"] = nil
+        hashes["Beta"] = Data([1, 2, 3])
+        #expect(!model.isConfiguration(withName: "A", compatibleWithStoreMetadata: ["NSStoreModelVersionHashes": hashes]))
+        hashes["Beta"] = nil
+        #expect(model.isConfiguration(withName: "A", compatibleWithStoreMetadata: ["NSStoreModelVersionHashes": hashes]), "configuration entities only")
+        #expect(!model.isConfiguration(withName: nil, compatibleWithStoreMetadata: ["NSStoreModelVersionHashes": hashes]), "all entities")
+    }
+
     /// A save touching both files locks both, in the coordinator's order, before either does any work:
     /// here the second store's keys would otherwise be taken (and its file locked) before the first
     /// store's update, and another coordinator doing the opposite would wait on this one.

@@ -124,18 +124,22 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
     }
 
     /// Whether a store whose metadata is `metadata` can be opened with the entities of `configuration`
-    /// (nil for all): every entity's version hash must equal the one the store recorded, and the store must
-    /// know no other entity of the configuration.
+    /// (nil for all): every entity's version hash must equal the one the store recorded. With no
+    /// configuration the store must record no other entity. A store added with a configuration records
+    /// the hashes of the whole model it was made with (this project's stores and, as far as is known,
+    /// Apple's), so there every recorded entity must be one of this model, with the same hash.
     public func isConfiguration(withName configuration: String?, compatibleWithStoreMetadata metadata: [String: Any]) -> Bool {
         guard let entities = entities(forConfigurationName: configuration),
               let stored = metadata["NSStoreModelVersionHashes"] as? [String: Any]
         else { return false }
-        let names = Set(entities.compactMap(\.name))
-        guard Set(stored.keys) == names else { return false }
         for entity in entities {
             guard let name = entity.name, let hash = stored[name] as? Data, hash == entity.versionHash else { return false }
         }
-        return true
+        if configuration == nil {
+            return Set(stored.keys) == Set(entities.compactMap(\.name))
+        }
+        let all = entityVersionHashesByName
+        return stored.allSatisfy { name, value in all[name].map { $0 == value as? Data } ?? false }
     }
 
     /// `NSStoreModelVersionHashesDigest`: base64 of SHA-512 over every entity's name and hash, names sorted.
