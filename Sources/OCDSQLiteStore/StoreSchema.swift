@@ -13,9 +13,11 @@ final class JoinTable {
     var sourceColumn: String
     /// Holds the primary keys of `relationship`'s destination objects.
     var destinationColumn: String
-    /// Position of the destination within the source's (ordered) relationship: `Z_FOK_<sourceColumn>`.
+    /// Position of the destination within the source's (ordered) relationship: `Z_FOK_<destinationColumn>`,
+    /// named after the column of the object whose position it is (in Apple's files, the values of
+    /// `Z_FOK_<destinationColumn>` are distinct per source, those of the other column per destination).
     var sourceOrderColumn: String?
-    /// Position of the source within the destination's (ordered) inverse: `Z_FOK_<destinationColumn>`.
+    /// Position of the source within the destination's (ordered) inverse: `Z_FOK_<sourceColumn>`.
     var destinationOrderColumn: String?
 
     init(name: String, relationship: NSRelationshipDescription, inverse: NSRelationshipDescription?,
@@ -26,8 +28,8 @@ final class JoinTable {
         self.sourceColumn = sourceColumn
         self.destinationColumn = destinationColumn
         if ordered {
-            sourceOrderColumn = "Z_FOK_" + sourceColumn.dropFirst(2)
-            destinationOrderColumn = "Z_FOK_" + destinationColumn.dropFirst(2)
+            sourceOrderColumn = "Z_FOK_" + destinationColumn.dropFirst(2)
+            destinationOrderColumn = "Z_FOK_" + sourceColumn.dropFirst(2)
         }
     }
 }
@@ -459,8 +461,9 @@ final class StoreSchema {
         }
         for join in joinTables {
             var columns = ["\(join.sourceColumn) INTEGER", "\(join.destinationColumn) INTEGER"]
-            if let order = join.sourceOrderColumn { columns.append("\(order) INTEGER") }
+            // Apple's column order: Z_FOK_<sourceColumn>, then Z_FOK_<destinationColumn>.
             if let order = join.destinationOrderColumn { columns.append("\(order) INTEGER") }
+            if let order = join.sourceOrderColumn { columns.append("\(order) INTEGER") }
             columns.append("PRIMARY KEY (\(join.sourceColumn), \(join.destinationColumn))")
             sql.append("CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")) )")
             sql.append("CREATE INDEX \(join.name)_\(join.destinationColumn)_INDEX ON \(join.name) (\(join.destinationColumn), \(join.sourceColumn))")

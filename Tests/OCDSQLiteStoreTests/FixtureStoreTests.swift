@@ -174,6 +174,41 @@ struct FixtureStoreTests {
         #expect(try RawSQL.rows(fixture.url, "PRAGMA integrity_check").first?["integrity_check"] as? String == "ok")
     }
 
+    /// An ordered many-to-many in Apple's file: a conversation's participants are ordered by
+    /// `Z_FOK_<participants column>` (distinct per conversation), a user's conversations by the other
+    /// `Z_FOK_` column. Reordering and saving writes the column Apple reads.
+    @Test func orderedManyToManyReadsAndWritesApplesOrderColumns() throws {
+        guard let fixture = try FixtureCopy("wireapp__wire-ios-data-model__store2-80-0.sqlite") else { return }
+        let model = try #require(try fixture.matchingModel("wireapp__wire-ios-data-model__zmessaging"))
+        let numbers = try fixture.entityNumbers(model)
+        let conversation = try #require(numbers["Conversation"]), user = try #require(numbers["User"])
+        let table = "Z_\(conversation)LASTSERVERSYNCEDACTIVEPARTICIPANTS"
+        let conversationColumn = "Z_\(conversation)LASTSERVERSYNCEDACTIVECONVERSATIONS"
+        let userColumn = "Z_\(user)LASTSERVERSYNCEDACTIVEPARTICIPANTS"
+        func rawParticipants(_ pk: Int64) throws -> [Int64] {
+            try RawSQL.rows(fixture.url, "SELECT \(userColumn) AS u FROM \(table) WHERE \(conversationColumn) = \(pk) ORDER BY Z_FOK_\(userColumn.dropFirst(2))").map { $0["u"] as! Int64 }
+        }
+        let stack = try SQLiteStack(model: model, url: fixture.url)
+        try withExtendedLifetime(stack.context) {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Conversation")
+            request.includesSubentities = false
+            let conversations = try stack.context.fetch(request)
+            let p19 = try #require(conversations.first { RawStore.primaryKey($0.objectID) == 19 })
+            let participants = try #require(p19.value(forKey: "lastServerSyncedActiveParticipants") as? NSOrderedSet)
+            let keys = participants.array.map { RawStore.primaryKey(($0 as! NSManagedObject).objectID) }
+            #expect(keys == [20, 3, 6, 21, 19])
+            #expect(keys == (try rawParticipants(19)))
+            let p3 = try #require(participants.array.first { RawStore.primaryKey(($0 as! NSManagedObject).objectID) == 3 } as? NSManagedObject)
+            let theirs = try #require(p3.value(forKey: "lastServerSyncedActiveConversations") as? NSOrderedSet)
+            #expect(theirs.array.map { RawStore.primaryKey(($0 as! NSManagedObject).objectID) } == [17, 19, 18, 10])
+
+            // Reversed and saved: the participants' order column holds the new order.
+            p19.setValue(NSOrderedSet(array: participants.array.reversed()), forKey: "lastServerSyncedActiveParticipants")
+            try stack.context.save()
+            #expect(try rawParticipants(19) == [19, 21, 6, 3, 20])
+        }
+    }
+
     @Test func theWALStoreReadsItsRowsFromTheWAL() throws {
         guard let fixture = try FixtureCopy("duckduckgo__iOS__AppRatingPrompt_v1__Database.sqlite") else { return }
         // SCHEMAS.md: 30 rows of HTTPSExcludedDomain, most of them only in the -wal file.
