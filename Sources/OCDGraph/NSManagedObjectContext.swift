@@ -355,7 +355,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             objectsWithEventValues[key] = object
         }
         changedDuringWillSave?[key] = object
-        if object.status.contains(.inserted) { return }
+        if object.status.contains(.inserted) {
+            // Not an updated object (`updatedObjects` leaves inserted ones out), but a change all the same:
+            // once its insertion has been announced, the next ObjectsDidChange lists it as updated, as
+            // Core Data's does (a fetched results controller reports edits to unsaved objects).
+            if unprocessedInserted[key] == nil {
+                unprocessedUpdated[key] = object
+                scheduleEventEnd()
+            }
+            return
+        }
         if !object.status.contains(.updated) {
             object.status.insert(.updated)
             updated[key] = object

@@ -706,6 +706,29 @@ struct ObjectsDidChangeTests {
         #expect(recorder.notifications.count == 1)
     }
 
+    /// An unsaved object changed after its insertion was announced is listed as updated in the next
+    /// event, though `updatedObjects` leaves it out; within its inserting event it is only inserted.
+    @Test func aLaterChangeToAnInsertedObjectIsReportedAsUpdated() throws {
+        let stack = try TestStack()
+        let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: stack.context)
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        ann.setValue(40, forKey: "age")
+        stack.context.processPendingChanges()
+        let first = try #require(recorder.named(.NSManagedObjectContextObjectsDidChange).first)
+        #expect(first.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject> == [ann])
+        #expect(first.userInfo?[NSUpdatedObjectsKey] == nil)
+
+        ann.setValue(41, forKey: "age")
+        #expect(ann.changedValuesForCurrentEvent()["age"] as? Int == 40)
+        stack.context.processPendingChanges()
+        let notes = recorder.named(.NSManagedObjectContextObjectsDidChange)
+        #expect(notes.count == 2)
+        #expect(notes.last?.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> == [ann])
+        #expect(notes.last?.userInfo?[NSInsertedObjectsKey] == nil)
+        #expect(stack.context.updatedObjects.isEmpty && stack.context.insertedObjects == [ann])
+        #expect(ann.isInserted && !ann.isUpdated)
+    }
+
     @Test func refreshedObjectsAreReportedUnderTheRefreshedKey() throws {
         let stack = try TestStack()
         let ann = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Ann"]))
