@@ -164,7 +164,7 @@ struct DictionarySQL {
             if statement.isNull(position) { continue }
             switch column.reader {
             case .attribute(let attribute):
-                result[index] = ValueCoding.decode(statement, position, attribute)
+                result[index] = ValueCoding.decode(statement, position, attribute, store: store)
             case .object(let entity, _):
                 if let entity = entityByColumn[index] ?? entity {
                     result[index] = store.objectID(for: entity, primaryKey: statement.int64(position))

@@ -23,6 +23,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     public override var type: String { NSSQLiteStoreType }
 
+    /// Where Core Data keeps the values of attributes stored outside the file (`ExternalStorage`).
+    var externalDataFolder: URL? { url.map(ExternalStorage.folder(of:)) }
+
     public required init(model: NSManagedObjectModel, configurationName: String?, at url: URL?, options: [AnyHashable: Any]?) {
         super.init(model: model, configurationName: configurationName, at: url, options: options)
     }
@@ -350,7 +353,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     switch step {
                     case .attribute(let slot, let position, let attribute):
                         // Initializing over a nil is safe: a nil `Any?` owns nothing to release.
-                        (base + slot).initialize(to: ValueCoding.decode(statement, position, attribute))
+                        (base + slot).initialize(to: ValueCoding.decode(statement, position, attribute, store: store))
                     case .toOne(let slot, let position, let entityPosition, let relationship):
                         guard !statement.isNull(position) else { continue }
                         var destination = relationship.destinationEntity

@@ -23,20 +23,22 @@ enum ValueCoding {
         case .dateAttributeType:
             if let date = value as? Date { return .real(date.timeIntervalSinceReferenceDate) }
         case .binaryDataAttributeType:
-            if let data = value as? Data { return .blob(data) }
+            if let data = value as? Data { return .blob(attribute.allowsExternalBinaryDataStorage ? ExternalStorage.inline(data) : data) }
         case .UUIDAttributeType:
             if let uuid = value as? UUID { return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) }) }
         case .URIAttributeType:
             if let url = value as? URL { return .text(url.absoluteString) }
         case .transformableAttributeType:
-            return .blob(try transform(value, attribute))
+            let data = try transform(value, attribute)
+            return .blob(attribute.allowsExternalBinaryDataStorage ? ExternalStorage.inline(data) : data)
         default:
             break
         }
         throw SQLiteStoreError.unencodable("The value \(value) (\(type(of: value))) of the attribute \(attribute.entity?.name ?? "?").\(attribute.name) cannot be stored as \(attribute.attributeType).")
     }
 
-    static func decode(_ statement: Statement, _ column: Int32, _ attribute: NSAttributeDescription) -> Any? {
+    /// `store`: the store whose file the statement reads, for values Core Data kept outside it.
+    static func decode(_ statement: Statement, _ column: Int32, _ attribute: NSAttributeDescription, store: SQLiteStore? = nil) -> Any? {
         if statement.isNull(column) { return nil }
         switch attribute.attributeType {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
@@ -70,7 +72,8 @@ enum ValueCoding {
             default: return nil
             }
         case .binaryDataAttributeType:
-            return statement.blob(column)
+            let data = statement.blob(column)
+            return attribute.allowsExternalBinaryDataStorage ? ExternalStorage.value(of: data, in: store?.externalDataFolder) : data
         case .UUIDAttributeType:
             let data = statement.blob(column)
             guard data.count == 16 else { return nil }
@@ -78,7 +81,11 @@ enum ValueCoding {
         case .URIAttributeType:
             return URL(string: statement.text(column))
         case .transformableAttributeType:
-            return untransform(statement.blob(column), attribute)
+            let data = statement.blob(column)
+            if attribute.allowsExternalBinaryDataStorage {
+                return ExternalStorage.value(of: data, in: store?.externalDataFolder).flatMap { untransform($0, attribute) }
+            }
+            return untransform(data, attribute)
         default:
             return nil
         }
@@ -150,6 +157,45 @@ enum ValueCoding {
 }
 
 /// Errors inside the SQLite store, turned into Core Data errors at its boundary.
+/// Attributes that allow external storage (`allowsExternalBinaryDataStorage`) keep a marker byte before
+/// their bytes in Core Data's files: 1 when the bytes follow in the column, 2 when the column holds the
+/// UUID of a file in the store's `.<name>_SUPPORT/_EXTERNAL_DATA` folder (Core Data's choice for large
+/// values). This store reads both and always writes the bytes in the column, which Core Data reads too.
+enum ExternalStorage {
+    static let inlineMarker: UInt8 = 1
+    static let fileMarker: UInt8 = 2
+
+    /// The folder of externally stored values of the store file at `url`.
+    static func folder(of url: URL) -> URL {
+        url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent)_SUPPORT", isDirectory: true)
+            .appendingPathComponent("_EXTERNAL_DATA", isDirectory: true)
+    }
+
+    /// The column's bytes for `data`, stored in the column.
+    static func inline(_ data: Data) -> Data {
+        var bytes = Data([inlineMarker])
+        bytes.append(data)
+        return bytes
+    }
+
+    /// The value a column holds: the bytes after the marker, or the file it names (nil when the file is
+    /// missing). A column without a marker (written by other code) is taken as it is.
+    static func value(of column: Data, in folder: @autoclosure () -> URL?) -> Data? {
+        guard let marker = column.first else { return column }
+        switch marker {
+        case inlineMarker:
+            return Data(column.dropFirst())
+        case fileMarker:
+            let name = String(decoding: column.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
+            guard let folder = folder(), !name.isEmpty, !name.contains("/") else { return nil }
+            return try? Data(contentsOf: folder.appendingPathComponent(name), options: .mappedIfSafe)
+        default:
+            return column
+        }
+    }
+}
+
 enum SQLiteStoreError: Error, CustomStringConvertible {
     case unencodable(String)
     case unsupportedPredicate(String)
