@@ -111,6 +111,12 @@ extension NSMergePolicy {
             Self.moveToManyMembers(from: database, to: object)
             context.delete(database)
         case .mergeByPropertyStoreTrumpMergePolicyType:
+            if !object.isInserted {
+                // A stored object that only changed: the store's state wins, so its changes go, never
+                // its row.
+                context.refresh(object, mergeChanges: false)
+                return
+            }
             // The stored object keeps its values and gains the new object's to-many members.
             Self.moveToManyMembers(from: object, to: database)
             context.delete(object)
@@ -129,6 +135,12 @@ extension NSMergePolicy {
         try Self.requireOneEntity(objects, conflict)
         let survivor = Self.survivor(of: objects, conflict)
         for other in objects where other !== survivor {
+            if !other.isInserted && (mergeType == .rollbackMergePolicyType || mergeType == .mergeByPropertyStoreTrumpMergePolicyType) {
+                // A stored object that only changed: these policies discard in-memory changes, so its
+                // changes go (it no longer clashes), never its row.
+                context.refresh(other, mergeChanges: false)
+                continue
+            }
             switch mergeType {
             case .errorMergePolicyType:
                 return

@@ -407,6 +407,38 @@ struct ConstraintPolicyTests {
         #expect(bob.string("email") == "b@x")
     }
 
+    /// Two stored objects both changed in the save, one taking the other's value: rollback and store
+    /// trump discard in-memory changes, so the taker loses its change, and no stored row is deleted.
+    @Test(arguments: [NSMergePolicy.rollback, .mergeByPropertyStoreTrump])
+    func aStoredObjectThatTookAValueLosesTheChangeNotItsRow(policy: NSMergePolicy) throws {
+        let stack = try uniqueEmailStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
+        let bobID = try stack.seed("Employee", ["name": "Bob", "email": "b@x"])
+        stack.context.mergePolicy = policy
+        let ann = try stack.context.existingObject(with: annID)
+        let bob = try stack.context.existingObject(with: bobID)
+        ann.setValue("Annie", forKey: "name")
+        bob.setValue("a@x", forKey: "email")
+        bob.setValue(44, forKey: "age")
+        try stack.context.save()
+        #expect(try storedEmployees(stack) == ["Annie 30 a@x", "Bob 30 b@x"])
+        #expect(bob.managedObjectContext === stack.context && !bob.isDeleted)
+        #expect(bob.string("email") == "b@x")
+    }
+
+    /// Store trump against a stored object the save does not change: the changed object's edit goes.
+    @Test func storeTrumpDiscardsAnUpdateThatClashesWithAStoredObject() throws {
+        let stack = try uniqueEmailStack()
+        try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
+        let bobID = try stack.seed("Employee", ["name": "Bob", "email": "b@x"])
+        stack.context.mergePolicy = NSMergePolicy.mergeByPropertyStoreTrump
+        let bob = try stack.context.existingObject(with: bobID)
+        bob.setValue("a@x", forKey: "email")
+        try stack.context.save()
+        #expect(try storedEmployees(stack) == ["Ann 30 a@x", "Bob 30 b@x"])
+        #expect(bob.managedObjectContext === stack.context)
+    }
+
     @Test func objectTrumpBetweenObjectsOfTheSaveKeepsTheObjectThatHeldTheValues() throws {
         let stack = try uniqueEmailStack()
         let annID = try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
