@@ -214,9 +214,14 @@ extension NSMergePolicy {
             if relationship?.isToMany == true { continue }
             guard let targetSlot = target.layout.slot(named: property.name) else { continue }
             let value = constrainedValue(of: source, property.name)
-            if respectingChangesOfTarget, let committed = target.committedRow,
-               !NSManagedObject.valuesEqual(constrainedValue(of: target, property.name), committed.values[targetSlot]) {
-                continue
+            if respectingChangesOfTarget {
+                let current = constrainedValue(of: target, property.name)
+                if let committed = target.committedRow {
+                    if !NSManagedObject.valuesEqual(current, committed.values[targetSlot]) { continue }
+                } else if current != nil {
+                    // A new target set everything it holds: only what it left empty is filled in.
+                    continue
+                }
             }
             let sourceChanged = all || source.committedRow.map { !NSManagedObject.valuesEqual(value, $0.values[slot]) } ?? (value != nil)
             guard sourceChanged, !NSManagedObject.valuesEqual(value, constrainedValue(of: target, property.name)) else { continue }

@@ -465,6 +465,21 @@ struct ConstraintPolicyTests {
         #expect(third.managedObjectContext === stack.context)
     }
 
+    /// Two new objects with one unique value: whichever survives keeps the values it was given, and
+    /// takes from the other only what it left empty.
+    @Test(arguments: [NSMergePolicy.mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump])
+    func twoNewObjectsKeepTheSurvivorsOwnValues(policy: NSMergePolicy) throws {
+        let stack = try uniqueEmailStack()
+        stack.context.mergePolicy = policy
+        let ann = stack.insert("Employee", ["name": "Ann", "email": "a@x", "age": 40])
+        let bob = stack.insert("Employee", ["name": "Bob", "email": "a@x", "age": 50])
+        bob.setValue(Date(timeIntervalSinceReferenceDate: 0), forKey: "hired")
+        try stack.context.save()
+        let survivor = try #require([ann, bob].first { $0.managedObjectContext != nil })
+        #expect(try storedEmployees(stack) == [survivor === ann ? "Ann 40 a@x" : "Bob 50 a@x"])
+        #expect(survivor.value(forKey: "hired") as? Date == Date(timeIntervalSinceReferenceDate: 0), "filled in where it had nothing")
+    }
+
     @Test func aConstraintOnTheSuperentityBindsSubentities() throws {
         let stack = try uniqueEmailStack()
         try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
