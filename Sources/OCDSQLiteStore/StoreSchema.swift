@@ -32,6 +32,16 @@ final class JoinTable {
             destinationOrderColumn = "Z_FOK_" + sourceColumn.dropFirst(2)
         }
     }
+
+    /// Names the key columns (and the order columns that follow from them) of a table the store creates.
+    func name(source: String, destination: String) {
+        sourceColumn = source
+        destinationColumn = destination
+        if sourceOrderColumn != nil {
+            sourceOrderColumn = "Z_FOK_" + destination.dropFirst(2)
+            destinationOrderColumn = "Z_FOK_" + source.dropFirst(2)
+        }
+    }
 }
 
 /// How one slot of an entity's layout is stored.
@@ -294,6 +304,7 @@ final class StoreSchema {
         // Pass 2: to-many relationships (inverse foreign keys, order keys, join tables).
         var joinByKey: [String: JoinTable] = [:]
         var joinColumnNames: Set<String> = []
+        var unnamedJoinColumns: [JoinTable] = []
         for mapping in ordered {
             for (slot, property) in mapping.layout.properties.enumerated() {
                 guard let relationship = property as? NSRelationshipDescription, relationship.isToMany, !relationship.isTransient else { continue }
@@ -329,12 +340,14 @@ final class StoreSchema {
                     mapping.storage[slot] = .toManyByJoin(relationship: relationship, table: table, forward: table.relationship.name == relationship.name && (table.relationship.entity?.name == declaring.name))
                     continue
                 }
-                // Named after the side with the lower entity number (reflexive: the first name).
+                // Named after the side with the lower entity number; a reflexive one after the later of
+                // the two names (Core Data since framework 752; 641 took the earlier, which introspection
+                // finds below).
                 var named = relationship
                 var other = inverse
                 if let inverse {
                     let mine = number(declaring), theirs = number(inverse.entity)
-                    if theirs < mine || (theirs == mine && inverse.name < relationship.name) {
+                    if theirs < mine || (theirs == mine && inverse.name > relationship.name) {
                         named = inverse
                         other = relationship
                     }
@@ -359,11 +372,13 @@ final class StoreSchema {
                     sourceColumn = Self.match(sourceBase, in: existing, excluding: nil) ?? sourceBase
                     destinationColumn = Self.match(destinationBase, in: existing, excluding: sourceColumn) ?? destinationBase
                 } else {
-                    sourceColumn = Self.unique(sourceBase, &joinColumnNames)
-                    destinationColumn = Self.unique(destinationBase, &joinColumnNames)
+                    // Named once every table is known (below).
+                    sourceColumn = sourceBase
+                    destinationColumn = destinationBase
                 }
                 let table = JoinTable(name: tableName, relationship: named, inverse: other, sourceColumn: sourceColumn,
                                       destinationColumn: destinationColumn, ordered: ordered)
+                if introspection?[tableName] == nil { unnamedJoinColumns.append(table) }
                 if let existing = introspection?[tableName] {
                     if let order = table.sourceOrderColumn, !existing.contains(order) { table.sourceOrderColumn = nil }
                     if let order = table.destinationOrderColumn, !existing.contains(order) { table.destinationOrderColumn = nil }
@@ -373,6 +388,15 @@ final class StoreSchema {
                 let forward = named === relationship
                 mapping.storage[slot] = .toManyByJoin(relationship: relationship, table: table, forward: forward)
             }
+        }
+        // Key columns of new join tables are unique across tables (`Z_22USERS`, `Z_22USERS1`). Core Data
+        // gives the plain name in the order of the naming relationship's entity name, then its name
+        // (Reaction.users before SystemMessage.users in wire-ios-data-model's stores, whatever the
+        // entity numbers).
+        unnamedJoinColumns.sort { ($0.relationship.entity?.name ?? "", $0.relationship.name) < ($1.relationship.entity?.name ?? "", $1.relationship.name) }
+        for table in unnamedJoinColumns {
+            let source = Self.unique(table.sourceColumn, &joinColumnNames)
+            table.name(source: source, destination: Self.unique(table.destinationColumn, &joinColumnNames))
         }
         // Declared column order: Core Data sorts by type (integers first, then numbers and dates, text, blobs).
         let rank = ["INTEGER": 0, "TIMESTAMP": 1, "DECIMAL": 1, "FLOAT": 1, "VARCHAR": 2, "BLOB": 3]

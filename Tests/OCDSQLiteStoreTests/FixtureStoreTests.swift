@@ -174,6 +174,44 @@ struct FixtureStoreTests {
         #expect(try RawSQL.rows(fixture.url, "PRAGMA integrity_check").first?["integrity_check"] as? String == "ok")
     }
 
+    /// A store made new from a fixture's model has the join tables Apple's Core Data made for it, by
+    /// name and columns, so that Core Data finds its relationships in a file this project created.
+    @Test("New stores name join tables and their columns as Apple's do", arguments: withModel.map(\.store))
+    func newStoresMatchApplesJoinTables(_ storeName: String) throws {
+        guard let fixture = try FixtureCopy(storeName) else { return }
+        let model = try #require(try fixture.matchingModel(Self.withModel.first { $0.store == storeName }!.models))
+        func joinTables(_ url: URL) throws -> [String: [String]] {
+            let names = try RawSQL.rows(url, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE')").compactMap { $0["name"] as? String }
+            var tables: [String: [String]] = [:]
+            for name in names {
+                tables[name] = try RawSQL.rows(url, "PRAGMA table_info(\(name))").compactMap { $0["name"] as? String }.sorted()
+            }
+            return tables
+        }
+        // Core Data before framework 752 named a reflexive many-to-many's table after the earlier name
+        // (store2-3, framework 641); new stores follow today's Core Data.
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: fixture.url)
+        let framework = (metadata["NSPersistenceFrameworkVersion"] as? NSNumber)?.intValue ?? 0
+        var apple = try joinTables(fixture.url)
+        if framework < 752 {
+            apple = apple.filter { name, columns in
+                // Reflexive: both key columns hold keys of one entity (Z_<n>…, Z_<n>…).
+                let prefixes = Set(columns.filter { !$0.hasPrefix("Z_FOK_") }.map { $0.prefix { $0 != "_" } + "_" + $0.dropFirst(2).prefix { $0.isNumber } })
+                return prefixes.count > 1
+            }
+        }
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: model, url: folder.file("New.sqlite"))
+        _ = stack.store
+        let ours = try joinTables(folder.file("New.sqlite"))
+        for (name, columns) in apple.sorted(by: { $0.key < $1.key }) {
+            #expect(ours[name] == columns, "\(storeName): \(name) \(columns), new store: \(ours[name].map { "\($0)" } ?? "no such table")")
+        }
+        if framework >= 752 {
+            #expect(Set(ours.keys) == Set(apple.keys), "\(storeName): only new \(Set(ours.keys).subtracting(apple.keys).sorted()), only Apple's \(Set(apple.keys).subtracting(ours.keys).sorted())")
+        }
+    }
+
     /// An ordered many-to-many in Apple's file: a conversation's participants are ordered by
     /// `Z_FOK_<participants column>` (distinct per conversation), a user's conversations by the other
     /// `Z_FOK_` column. Reordering and saving writes the column Apple reads.
