@@ -57,18 +57,28 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         }
     }
     /// The store's metadata: type, UUID, model version hashes and anything the application adds. Setting
-    /// it keeps the store's type and UUID when the new dictionary leaves them out: object IDs carry the UUID.
+    /// it keeps the store's type, UUID and model version keys when the new dictionary leaves them out:
+    /// object IDs carry the UUID, and a file whose metadata lost its version hashes could not be opened
+    /// again by any model.
     public var metadata: [String: Any]! {
         get { metadataLock.withLock { storedMetadata } }
         set {
             var updated = newValue ?? [:]
             changeMetadata { metadata in
-                if updated[NSStoreUUIDKey] == nil, let uuid = metadata[NSStoreUUIDKey] { updated[NSStoreUUIDKey] = uuid }
-                if updated[NSStoreTypeKey] == nil, let type = metadata[NSStoreTypeKey] { updated[NSStoreTypeKey] = type }
+                for key in Self.keptMetadataKeys where updated[key] == nil {
+                    if let value = metadata[key] { updated[key] = value }
+                }
                 metadata = updated
             }
         }
     }
+
+    /// The keys of what the store itself records in its metadata.
+    static let keptMetadataKeys = [
+        NSStoreUUIDKey, NSStoreTypeKey, NSStoreModelVersionHashesKey, NSStoreModelVersionIdentifiersKey,
+        NSStoreModelVersionHashesVersionKey, NSPersistenceFrameworkVersionKey,
+        "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey",
+    ]
     /// The metadata and the count of its settings, together under one lock: a save on another thread reads
     /// both at once, so that it never records a newer count for older metadata. The count lets a store
     /// tell whether it has written the current metadata without comparing the dictionaries (bridged

@@ -138,6 +138,27 @@ import class OCDPredicate.NSPredicate
         }
     }
 
+    /// Metadata set without the store's own keys keeps them: the file saved with it opens again.
+    @Test func metadataSetWithoutTheVersionKeysKeepsThem() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let model = TestModel.make()
+        do {
+            let stack = try SQLiteStack(model: model, url: url)
+            stack.coordinator.setMetadata(["com.example.token": "abc"], for: stack.store)
+            #expect(stack.store.metadata[NSStoreModelVersionHashesKey] != nil)
+            try withExtendedLifetime(stack.context) {
+                stack.insert("Company", ["name": "Acme"])
+                try stack.context.save()
+            }
+        }
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        #expect(metadata["com.example.token"] as? String == "abc")
+        #expect(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        let again = try SQLiteStack(model: model, url: url)
+        #expect(try again.stored("Company") { $0.string("name") } == ["Acme"])
+    }
+
     @Test func metadataIsReadAndWrittenWithoutOpeningTheStore() throws {
         let folder = TemporaryFolder()
         let url = folder.file()
