@@ -403,6 +403,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         for (key, object) in inserted where object.status.contains(.deleted) {
             inserted[key] = nil
             deleted[key] = nil
+            // Inserted in this event too: observers never heard of it, so they hear nothing. Announced in
+            // an earlier event: they hear of its deletion.
+            if unprocessedInserted[key] != nil { unprocessedDeleted[key] = nil }
             unprocessedInserted[key] = nil
             unprocessedUpdated[key] = nil
             registry[object.objectID] = nil

@@ -729,6 +729,26 @@ struct ObjectsDidChangeTests {
         #expect(ann.isInserted && !ann.isUpdated)
     }
 
+    /// Inserted and deleted in one event: no notification names it. Inserted in an earlier event, then
+    /// deleted before a save: the deletion is reported, so observers drop what they were told of.
+    @Test func anObjectInsertedAndDeletedInOneEventIsNotReported() throws {
+        let stack = try TestStack()
+        let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: stack.context)
+        let ghost = stack.insert("Employee", ["name": "Ghost"])
+        stack.context.delete(ghost)
+        let kept = stack.insert("Employee", ["name": "Kept"])
+        stack.context.processPendingChanges()
+        let first = try #require(recorder.named(.NSManagedObjectContextObjectsDidChange).first)
+        #expect(first.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject> == [kept])
+        #expect(first.userInfo?[NSDeletedObjectsKey] == nil)
+
+        stack.context.delete(kept)
+        stack.context.processPendingChanges()
+        let second = try #require(recorder.named(.NSManagedObjectContextObjectsDidChange).last)
+        #expect(second.userInfo?[NSDeletedObjectsKey] as? Set<NSManagedObject> == [kept])
+        #expect(!stack.context.hasChanges)
+    }
+
     @Test func refreshedObjectsAreReportedUnderTheRefreshedKey() throws {
         let stack = try TestStack()
         let ann = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Ann"]))
