@@ -348,12 +348,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Called by `didChangeValue(forKey:)` of a registered object.
     func objectDidChange(_ object: NSManagedObject, property: NSPropertyDescription) {
-        guard !object.status.contains(.deleted) else { return }
         let key = ObjectIdentifier(object)
+        // Listed even when deleted (delete propagation changes deleted objects): the event's end must
+        // clear what `changedValuesForCurrentEvent()` recorded for it.
         if !object.status.contains(.listedForEventValues) {
             object.status.insert(.listedForEventValues)
             objectsWithEventValues[key] = object
         }
+        guard !object.status.contains(.deleted) else { return }
         changedDuringWillSave?[key] = object
         if object.status.contains(.inserted) {
             // Not an updated object (`updatedObjects` leaves inserted ones out), but a change all the same:

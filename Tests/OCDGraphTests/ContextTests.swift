@@ -749,6 +749,19 @@ struct ObjectsDidChangeTests {
         #expect(!stack.context.hasChanges)
     }
 
+    /// A deleted object changed in an event (here by hand; delete propagation does it too) has no old
+    /// values for the current event once the event ends.
+    @Test func aDeletedObjectsEventValuesEndWithTheEvent() throws {
+        let stack = try TestStack()
+        let ann = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Ann", "age": 40]))
+        stack.context.delete(ann)
+        stack.context.processPendingChanges()
+        ann.setValue(41, forKey: "age")
+        #expect(ann.changedValuesForCurrentEvent()["age"] as? Int == 40)
+        stack.context.processPendingChanges()
+        #expect(ann.changedValuesForCurrentEvent().isEmpty)
+    }
+
     @Test func refreshedObjectsAreReportedUnderTheRefreshedKey() throws {
         let stack = try TestStack()
         let ann = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Ann"]))
