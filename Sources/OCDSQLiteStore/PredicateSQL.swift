@@ -295,13 +295,26 @@ final class PredicateSQL {
     private func compare(_ left: Operand, _ op: NSComparisonPredicate.Operator, _ right: Operand,
                          _ options: NSComparisonPredicate.Options, _ comparison: NSComparisonPredicate) throws -> String {
         // Objects: compare primary keys.
-        if case .object(let key, _) = left { return try compareObject(key, op, right, comparison) }
-        if case .object(let key, _) = right, op == .equalTo || op == .notEqualTo { return try compareObject(key, op, left, comparison) }
+        if case .object(let key, let entity) = left { return try compareObject(key, entity, op, right, comparison) }
+        if case .object(let key, let entity) = right, op == .equalTo || op == .notEqualTo { return try compareObject(key, entity, op, left, comparison) }
         let attribute: NSAttributeDescription? = {
             if case .value(_, let a) = left { return a }
             if case .value(_, let a) = right { return a }
             return nil
         }()
+        // A constant of another kind than the attribute (a string for a number, a number for a string or
+        // a date) is never equal to its value, as in memory: SQLite's column affinity would convert it.
+        let mismatched = { (value: Any?) in ValueCoding.isMismatched(value, attribute) }
+        var right = right, left = left
+        if case .list(let elements) = right, op == .in { right = .list(elements.filter { !mismatched($0) }) }
+        if case .list(let elements) = left, op == .contains { left = .list(elements.filter { !mismatched($0) }) }
+        for case .constant(let value) in [left, right] where mismatched(value) {
+            switch op {
+            case .equalTo: return "0"
+            case .notEqualTo: return "1"
+            default: throw unsupported("\(comparison.predicateFormat): \(value.map { "\(type(of: $0))" } ?? "nil") and \(attribute?.attributeType.rawValue ?? 0) do not compare")
+            }
+        }
         func sql(_ operand: Operand) throws -> String {
             switch operand {
             case .value(let expression, _): return expression
@@ -317,7 +330,9 @@ final class PredicateSQL {
         func generic(_ type: NSComparisonPredicate.Operator, _ l: String, _ r: String) -> String {
             "\(SQLFunctions.compare)(\(type.rawValue), \(options.rawValue), \(l), \(r))"
         }
-        let folded = !options.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty
+        // With [c], [d] or [l], strings compare as the predicate layer compares them (ocd_compare):
+        // SQLite's operators only compare bytes.
+        let folded = !options.intersection([.caseInsensitive, .diacriticInsensitive, .localeSensitive]).isEmpty
         switch op {
         case .equalTo, .notEqualTo:
             if case .constant(let value) = right, value == nil || value is NSNull {
@@ -350,7 +365,10 @@ final class PredicateSQL {
             if case .list(let elements) = right {
                 if elements.isEmpty { return "0" }
                 if folded {
-                    return "(" + (try elements.map { generic(.equalTo, try sql(left), try sql(.constant($0))) + " = 1" }).joined(separator: " OR ") + ")"
+                    // A nil element matches nothing (ocd_compare would call two NULLs equal).
+                    let present = elements.filter { $0 != nil && !isNSNull($0!) }
+                    if present.isEmpty { return "0" }
+                    return "(" + (try present.map { generic(.equalTo, try sql(left), try sql(.constant($0))) + " = 1" }).joined(separator: " OR ") + ")"
                 }
                 return try sql(left) + " IN (" + (try elements.map { try sql(.constant($0)) }).joined(separator: ", ") + ")"
             }
@@ -360,7 +378,9 @@ final class PredicateSQL {
             if case .list(let elements) = left {
                 if elements.isEmpty { return "0" }
                 if folded {
-                    return "(" + (try elements.map { generic(.equalTo, try sql(.constant($0)), try sql(right)) + " = 1" }).joined(separator: " OR ") + ")"
+                    let present = elements.filter { $0 != nil && !isNSNull($0!) }
+                    if present.isEmpty { return "0" }
+                    return "(" + (try present.map { generic(.equalTo, try sql(.constant($0)), try sql(right)) + " = 1" }).joined(separator: " OR ") + ")"
                 }
                 return try sql(right) + " IN (" + (try elements.map { try sql(.constant($0)) }).joined(separator: ", ") + ")"
             }
@@ -372,7 +392,7 @@ final class PredicateSQL {
         }
     }
 
-    private func compareObject(_ key: String, _ op: NSComparisonPredicate.Operator, _ other: Operand,
+    private func compareObject(_ key: String, _ entity: NSEntityDescription?, _ op: NSComparisonPredicate.Operator, _ other: Operand,
                                _ comparison: NSComparisonPredicate) throws -> String {
         func primaryKey(_ value: Any?) -> SQLValue? {
             guard let value, !isNSNull(value) else { return .null }
@@ -381,8 +401,10 @@ final class PredicateSQL {
             else if let reference = value as? StoreObjectReference { id = reference.referencedObjectID }
             else if let identity = value as? PredicateObjectIdentity { id = identity.predicateIdentity.base as? NSManagedObjectID }
             else { return nil }
-            // An object of another store, or not yet saved, matches no row here.
+            // An object of another store, not yet saved, or of an entity outside the column's (keys are
+            // numbered per root entity, so its key may be another row's), matches no row here.
             guard let id, let pk = store.primaryKey(of: id) else { return .integer(-1) }
+            if let entity, !id.entity.isKindOf(entity: entity) { return .integer(-1) }
             return .integer(pk)
         }
         switch (op, other) {
@@ -529,7 +551,8 @@ final class PredicateSQL {
         var sql = "SELECT \(function)(\(target)) FROM \(from)"
         for join in inner.joins { sql += " " + join }
         let value = "(\(sql) WHERE \(link))"
-        return function == "SUM" || function == "COUNT" ? "COALESCE(\(value), 0)" : value
+        // An empty relationship's sum, count and average are 0, as in memory.
+        return function == "SUM" || function == "COUNT" || function == "AVG" ? "COALESCE(\(value), 0)" : value
     }
 
     private func subqueryCount(_ expression: NSExpression, _ scope: Scope) throws -> String {

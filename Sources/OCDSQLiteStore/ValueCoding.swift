@@ -108,9 +108,44 @@ enum ValueCoding {
         return Int64(value)
     }
 
+    /// Whether `value` is of a kind the predicate layer never compares with `attribute`'s values as equal
+    /// (spec §7.3: no conversion between strings, numbers and dates).
+    static func isMismatched(_ value: Any?, _ attribute: NSAttributeDescription?) -> Bool {
+        guard let attribute, let value, !isNSNull(value) else { return false }
+        let isNumber = value is NSNumber || value is Decimal
+        switch attribute.attributeType {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .doubleAttributeType,
+             .floatAttributeType, .decimalAttributeType, .booleanAttributeType:
+            return value is String || value is Date
+        case .stringAttributeType:
+            return isNumber || value is Date
+        case .dateAttributeType:
+            return isNumber || value is String
+        default:
+            return false
+        }
+    }
+
     /// A value as SQL compares it with the column of `attribute` (predicate arguments).
     static func comparable(_ value: Any?, _ attribute: NSAttributeDescription?) -> SQLValue? {
         guard let value, !isNSNull(value) else { return .null }
+        if let attribute {
+            switch attribute.attributeType {
+            case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+                // Compared by value: 2.5 must not become 2 (nor 1e20 a wrapped integer).
+                if let decimal = value as? Decimal { return .real(NSDecimalNumber(decimal: decimal).doubleValue) }
+                if let number = value as? NSNumber, !(value is Bool) {
+                    let kind = String(cString: number.objCType)
+                    if kind == "d" || kind == "f" || number is NSDecimalNumber {
+                        let double = number.doubleValue
+                        if double.rounded() == double, abs(double) < 9.2e18 { return .integer(Int64(double)) }
+                        return .real(double)
+                    }
+                }
+            default:
+                break
+            }
+        }
         if let attribute, attribute.attributeType != .transformableAttributeType, let encoded = try? encode(value, attribute) {
             return encoded
         }

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+import OCDGraph
+import OCDModel
+import OCDPredicate
+import OCDStore
+import class OCDPredicate.NSPredicate
+
+// A predicate selects the same objects whether the store evaluates it in memory or translates it to
+// SQL (this file runs on both stores: Tests/OCDSQLiteConformanceTests links it). Each case here once
+// answered differently in SQL.
+
+@Suite("Fetching: predicates agree on both stores")
+struct PredicateAgreementTests {
+    /// The names of the saved Employees matching `format`, fetched by a fresh context (so from the store).
+    private func names(_ stack: TestStack, _ format: String, _ arguments: Any...) throws -> [String] {
+        let reader = stack.newContext()
+        return try withExtendedLifetime(reader) {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            request.predicate = NSPredicate(format: format, argumentArray: arguments)
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            return try reader.fetch(request).compactMap { $0.string("name") }
+        }
+    }
+
+    private func employees(_ rows: [(String, Int?)]) throws -> TestStack {
+        let stack = try TestStack()
+        for (name, age) in rows {
+            let employee = stack.insert("Employee", ["name": name])
+            employee.setValue(age.map { NSNumber(value: $0) }, forKey: "age")
+        }
+        try stack.context.save()
+        return stack
+    }
+
+    @Test func fractionalConstantsCompareByValueWithIntegers() throws {
+        let stack = try employees([("a", 2), ("b", 3)])
+        #expect(try names(stack, "age < %@", 2.5) == ["a"])
+        #expect(try names(stack, "age == %@", 2.5) == [])
+        #expect(try names(stack, "age != %@", 2.5) == ["a", "b"])
+        #expect(try names(stack, "age >= %@", 2.5) == ["b"])
+        #expect(try names(stack, "age BETWEEN %@", [1.5, 2.5]) == ["a"])
+        #expect(try names(stack, "age IN %@", [2.5, 3]) == ["b"])
+        #expect(try names(stack, "age < %@", 1e20) == ["a", "b"])
+        #expect(try names(stack, "age == %@", 3.0) == ["b"])
+    }
+
+    @Test func stringsAndNumbersAreNeverEqual() throws {
+        let stack = try employees([("5", 30), ("x", 31)])
+        #expect(try names(stack, "name == %@", 5) == [])
+        #expect(try names(stack, "name != %@", 5) == ["5", "x"])
+        #expect(try names(stack, "age == %@", "30") == [])
+        #expect(try names(stack, "age IN {'30', 31}") == ["x"])
+        #expect(try names(stack, "name == %@", "5") == ["5"])
+    }
+
+    @Test func localeSensitiveComparisonsUseTheLocale() throws {
+        let stack = try employees([("B", 1), ("a", 2)])
+        // Byte order puts "B" before "a"; the locale's order does not.
+        #expect(try names(stack, "name <[l] %@", "a") == [])
+        #expect(try names(stack, "name < %@", "a") == ["B"])
+    }
+
+    @Test func anObjectOfAnotherEntityMatchesNoRow() throws {
+        let stack = try TestStack()
+        let department = stack.insert("Department", ["name": "R&D"])
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        try stack.context.save()
+        // Both may have key 1: keys are numbered per root entity.
+        #expect(try names(stack, "SELF == %@", department) == [])
+        #expect(try names(stack, "SELF != %@", department) == ["Ann"])
+        #expect(try names(stack, "SELF IN %@", [department, ann]) == ["Ann"])
+        #expect(try names(stack, "SELF == %@", ann) == ["Ann"])
+    }
+
+    @Test func theAverageOfAnEmptyRelationshipIsZero() throws {
+        let stack = try TestStack()
+        stack.insert("Department", ["name": "Empty"])
+        let young = stack.insert("Department", ["name": "Young"])
+        let ann = stack.insert("Employee", ["name": "Ann", "age": 20])
+        ann.setValue(young, forKey: "department")
+        try stack.context.save()
+        let reader = stack.newContext()
+        let found = try withExtendedLifetime(reader) {
+            try stack.fetch("Department", "employees.@avg.age < 30", sortedBy: "name", in: reader).compactMap { $0.string("name") }
+        }
+        #expect(found == ["Empty", "Young"])
+    }
+
+    @Test func aNilElementOfAnInsensitiveInListMatchesNothing() throws {
+        let stack = try TestStack()
+        stack.insert("Employee", ["name": "Ann", "email": "a@x"])
+        stack.insert("Employee", ["name": "Bob"])
+        try stack.context.save()
+        #expect(try names(stack, "email IN[c] %@", ["A@X", NSNull()]) == ["Ann"])
+        #expect(try names(stack, "email IN[c] %@", [NSNull()]) == [])
+    }
+}
