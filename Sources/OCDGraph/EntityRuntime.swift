@@ -27,7 +27,25 @@ final class EntityRuntime: @unchecked Sendable {
         case full
     }
 
+    /// The model's default values by slot, numbers as `NSNumber`s: a model file's defaults are Swift
+    /// `Int`s and `Double`s, and `value(forKey:) as? Int16` of a new object must answer as it does for a
+    /// set or fetched value.
+    let defaultValues: [(slot: Int, value: Any)]
+
     private init(layout: EntityLayout) {
+        defaultValues = layout.attributes.compactMap { slot, attribute in
+            guard let value = attribute.defaultValue else { return nil }
+            switch attribute.attributeType {
+            case .floatAttributeType:
+                // A Float's NSNumber, so that `as? Float` of a default such as 0.1 answers.
+                return (slot, ManagedValueCoercion.number(from: value).map { NSNumber(value: $0.floatValue) } ?? value)
+            case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
+                 .doubleAttributeType, .booleanAttributeType:
+                return (slot, ManagedValueCoercion.number(from: value) ?? value)
+            default:
+                return (slot, value)
+            }
+        }
         observationPaths = layout.properties.map { ObservationKeyPaths.path(for: $0.name) }
         attributeChecks = layout.properties.map { property in
             guard property is NSAttributeDescription, property.validationPredicates.isEmpty else { return .full }

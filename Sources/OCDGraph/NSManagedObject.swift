@@ -128,8 +128,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The set-up of a new object: the model's defaults where nothing is set yet, empty to-many
     /// relationships where none is made, and the insertion asked for (unless it is inserted already).
     private func becomeNewObject(insertInto context: NSManagedObjectContext?) {
-        for (slot, attribute) in layout.attributes where slots[slot] == nil {
-            if let value = attribute.defaultValue { slots[slot] = Self.copyIfNeeded(value) }
+        for (slot, value) in EntityRuntime.of(layout).defaultValues where slots[slot] == nil {
+            slots[slot] = Self.copyIfNeeded(value)
         }
         for (slot, relationship) in layout.relationships where relationship.isToMany && !(slots[slot] is ToManyStorage) {
             slots[slot] = ToManyStorage()

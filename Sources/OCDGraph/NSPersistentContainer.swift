@@ -19,8 +19,13 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
         get { (options[NSReadOnlyPersistentStoreOption] as? NSNumber)?.boolValue ?? false }
         set { options[NSReadOnlyPersistentStoreOption] = NSNumber(value: newValue) }
     }
-    /// Seconds to wait for the store to open.
-    public var timeout: TimeInterval = 240
+    /// Seconds to wait for the store (for an SQLite store, for another connection's lock): the option
+    /// `NSPersistentStoreTimeoutOption`, which this property reads and sets, as on Apple platforms; 240
+    /// until set. The container passes it to the store either way.
+    public var timeout: TimeInterval {
+        get { (options[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 240 }
+        set { options[NSPersistentStoreTimeoutOption] = NSNumber(value: newValue) }
+    }
     /// Whether `loadPersistentStores` adds the store on another thread.
     public var shouldAddStoreAsynchronously = false
     /// Whether an older store is migrated on open (later issues).
@@ -45,6 +50,7 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
     var storeOptions: [AnyHashable: Any] {
         var result: [AnyHashable: Any] = [:]
         for (key, value) in options { result[key] = value }
+        if result[NSPersistentStoreTimeoutOption] == nil { result[NSPersistentStoreTimeoutOption] = NSNumber(value: timeout) }
         if !sqlitePragmas.isEmpty { result["NSSQLitePragmasOption"] = sqlitePragmas }
         return result
     }
@@ -56,7 +62,6 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
         copy.url = url
         copy.options = options
         copy.sqlitePragmas = sqlitePragmas
-        copy.timeout = timeout
         copy.shouldAddStoreAsynchronously = shouldAddStoreAsynchronously
         copy.shouldMigrateStoreAutomatically = shouldMigrateStoreAutomatically
         copy.shouldInferMappingModelAutomatically = shouldInferMappingModelAutomatically

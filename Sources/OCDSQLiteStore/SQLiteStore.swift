@@ -36,8 +36,11 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard let url else {
             throw Self.error(NSPersistentStoreOpenErrorCode, "An SQLite store needs a file URL.")
         }
-        let path = url.path
-        let exists = FileManager.default.fileExists(atPath: path) && ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0
+        // `/dev/null` is Core Data's idiom for an SQLite store that lives in memory only (Xcode's app
+        // template uses it for previews and tests): SQLite's `:memory:` database, never a file.
+        let inMemory = url.standardizedFileURL.path == "/dev/null"
+        let path = inMemory ? ":memory:" : url.path
+        let exists = !inMemory && FileManager.default.fileExists(atPath: path) && ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0
         if !exists && isReadOnly {
             throw Self.error(NSFileReadNoSuchFileErrorCode, "The read-only store \(path) does not exist.", path: path)
         }

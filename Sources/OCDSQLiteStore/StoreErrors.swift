@@ -16,9 +16,6 @@ let NSPersistentStoreOpenErrorCode = 134080
 let NSPersistentStoreTimeoutErrorCode = 134090
 let NSPersistentStoreIncompatibleVersionHashErrorCode = 134100
 
-/// Option: seconds an SQLite store waits for a database another connection has locked (5 by default).
-public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
-
 /// Option: SQLite pragmas to apply when the store opens, as `[name: value]`.
 public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
 

@@ -23,6 +23,9 @@ public let NSStoreModelVersionHashesVersionKey = "NSStoreModelVersionHashesVersi
 public let NSPersistenceFrameworkVersionKey = "NSPersistenceFrameworkVersion"
 /// Option key: open the store read-only.
 public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
+/// Option: seconds a store waits for its file when another connection has it locked (the SQLite store:
+/// 5 without the option; a container's store description passes its `timeout`, 240 by default).
+public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
 
 extension NSPersistentStore {
     /// Store types under their Swift names (`NSPersistentStore.StoreType.sqlite`).

@@ -1055,3 +1055,25 @@ struct CoordinatorTests {
         return container
     }
 }
+
+@Suite("Context: the model's default values")
+struct DefaultValueTests {
+    /// A new object's defaults answer casts as set and fetched values do: numbers are NSNumbers, so
+    /// `as? Int16` works on Linux (a Swift `Int` in an `Any` would not cast to `Int16`).
+    @Test func numericDefaultsCastLikeStoredNumbers() throws {
+        let stack = try TestStack(model: TestModel.make { entities, _ in
+            let score = NSAttributeDescription()
+            score.name = "score"
+            score.attributeType = .floatAttributeType
+            score.defaultValue = 0.1
+            entities["Badge"]!.properties.append(score)
+        })
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        #expect(ann.value(forKey: "age") as? Int16 == 30)
+        #expect(ann.value(forKey: "age") as? Int == 30)
+        #expect(ann.value(forKey: "salary") as? Double == 0)
+        #expect(ann.value(forKey: "active") as? Bool == true)
+        let badge = stack.insert("Badge", [:])
+        #expect(badge.value(forKey: "score") as? Float == 0.1)
+    }
+}
