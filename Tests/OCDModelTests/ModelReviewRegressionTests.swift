@@ -33,6 +33,18 @@ struct ModelReviewRegressionTests {
         #expect(try loadError(#"<entity name="A"><relationship name="r" toMany="YES" maxCount="99999999999" destinationEntity="A"/></entity>"#)?.problem.contains("is not a count") == true)
     }
 
+    /// A text default on an attribute whose type has none (a date's is `defaultDateTimeInterval`) is an
+    /// error with the file's line, not a String that makes every new object fail to save.
+    @Test func aTextDefaultOfADateOrDataAttributeIsAnError() throws {
+        for type in ["Date", "Binary", "Transformable"] {
+            let error = try loadError(#"<entity name="A"><attribute name="d" attributeType="\#(type)" defaultValueString="12/4/2013"/></entity>"#)
+            #expect(error?.problem.contains("cannot have the text default '12/4/2013'") == true, "\(type)")
+            #expect(error?.line != nil)
+        }
+        #expect(try loadError(#"<entity name="A"><attribute name="d" attributeType="Date" defaultDateTimeInterval="0"/></entity>"#) == nil)
+        #expect(try loadError(#"<entity name="A"><attribute name="s" attributeType="String" defaultValueString="12/4/2013"/></entity>"#) == nil)
+    }
+
     @Test func currentVersionMustBeAVersionOfTheBundle() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/Loop.xcdatamodeld")
         let version = root.appendingPathComponent("Loop.xcdatamodel")

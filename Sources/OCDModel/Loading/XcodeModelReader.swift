@@ -325,8 +325,13 @@ private struct ModelBuilder {
         case .URIAttributeType:
             guard let url = URL(string: text) else { throw invalid() }
             return url
-        default:
+        case .stringAttributeType, .undefinedAttributeType:
             return text
+        default:
+            // Dates (whose defaults are `defaultDateTimeInterval`), binary data, transformable values and
+            // object IDs have no default written as text: taking the string would make every new object
+            // fail to save.
+            throw error(element, "'\(element["name"] ?? "")' is a \(type.modelFileName) attribute, which cannot have the text default '\(text)'")
         }
     }
 
