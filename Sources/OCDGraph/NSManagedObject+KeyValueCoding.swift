@@ -446,8 +446,14 @@ enum AttributeValues {
         let normalized: Any?
         switch attribute.attributeType {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
-             .doubleAttributeType, .floatAttributeType, .booleanAttributeType:
+             .doubleAttributeType, .booleanAttributeType:
             normalized = ManagedValueCoercion.number(from: value)
+        case .floatAttributeType:
+            // Held as a Float, as the store reads it back: 0.1 set as a Double must compare in memory as
+            // the stored 0.1f does in SQL.
+            normalized = ManagedValueCoercion.number(from: value).map { number in
+                String(cString: number.objCType) == "f" ? number : NSNumber(value: number.floatValue)
+            }
         case .decimalAttributeType:
             if let decimal = value as? Decimal { normalized = decimal }
             else if let number = ManagedValueCoercion.number(from: value) { normalized = number.decimalValue }

@@ -87,6 +87,29 @@ struct PredicateAgreementTests {
         #expect(found == ["Empty", "Young"])
     }
 
+    /// A Float attribute holds a Float whether set or read back, so a predicate that matched the stored
+    /// row still matches once the context judges the changed object in memory.
+    @Test func floatValuesMatchTheSameInMemoryAndInSQL() throws {
+        let stack = try TestStack(model: TestModel.make { entities, _ in
+            let score = NSAttributeDescription()
+            score.name = "score"
+            score.attributeType = .floatAttributeType
+            entities["Badge"]!.properties.append(score)
+        })
+        let badge = stack.insert("Badge", ["number": 1, "score": 0.1])
+        #expect(badge.value(forKey: "score") as? Float == 0.1)
+        try stack.context.save()
+        let reader = stack.newContext()
+        try withExtendedLifetime(reader) {
+            let stored = try stack.fetch("Badge", "score == %@", NSNumber(value: Float(0.1)), in: reader)
+            #expect(stored.count == 1)
+            let fetched = try #require(stored.first)
+            #expect(fetched.value(forKey: "score") as? Float == 0.1)
+            fetched.setValue(2, forKey: "number")
+            #expect(try stack.fetch("Badge", "score == %@", NSNumber(value: Float(0.1)), in: reader).count == 1, "judged again in memory")
+        }
+    }
+
     @Test func aNilElementOfAnInsensitiveInListMatchesNothing() throws {
         let stack = try TestStack()
         stack.insert("Employee", ["name": "Ann", "email": "a@x"])
