@@ -68,6 +68,20 @@ struct ModelMergingTests {
         #expect(NSManagedObjectModel.mergedModel(from: [empty]) == nil)
     }
 
+    /// Apple's compiled model whose current version is not the store's: every version of the `.momd` is
+    /// searched, as `mergedModel(from:forStoreMetadata:)` does on Apple platforms.
+    @Test func mergedModelForStoreMetadataSearchesEveryVersionOfABundle() throws {
+        guard let stores = Fixtures.stores else { return }
+        let metadata = try Fixtures.storeMetadata(stores.appendingPathComponent("alemar11__CoreDataPlus__SampleModel_V2.sqlite"))
+        let bundle = try #require(Bundle(path: stores.appendingPathComponent("compiled-models/alemar11__CoreDataPlus/SampleModel/Fixtures").path))
+        // The current version (SampleModel) is not the one the store was made with.
+        let current = try #require(NSManagedObjectModel.mergedModel(from: [bundle]))
+        #expect(!current.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        let model = try #require(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: metadata))
+        #expect(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: ["NSStoreModelVersionHashes": ["Nope": Data([1])]]) == nil)
+    }
+
     @Test func stringsFileBesideTheModelBecomesItsLocalizationDictionary() throws {
         let folder = try temporaryModel(modelXML("<entity name=\"Run\"><attribute name=\"processID\" attributeType=\"Integer 32\"/></entity>"), name: "Runs")
         let strings = """

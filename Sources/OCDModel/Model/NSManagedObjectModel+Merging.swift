@@ -66,7 +66,8 @@ extension NSManagedObjectModel {
     /// The model a store was made with, assembled from `models` (typically every version of an app's model):
     /// for each entity the store recorded, an entity of one of the models with exactly that version hash.
     /// Nil when some entity of the store is in none of the models.
-    public convenience init?(byMerging models: [NSManagedObjectModel], forStoreMetadata metadata: [String: Any]) {
+    public convenience init?(byMerging models: [NSManagedObjectModel]?, forStoreMetadata metadata: [String: Any]) {
+        let models = models ?? []
         guard let stored = metadata["NSStoreModelVersionHashes"] as? [String: Any] else { return nil }
         var picked: [NSEntityDescription] = []
         for (name, value) in stored.sorted(by: { $0.key < $1.key }) {
@@ -86,20 +87,55 @@ extension NSManagedObjectModel {
     /// when one cannot be read, or when two different entities share a name.
     public static func mergedModel(from bundles: [Bundle]?) -> NSManagedObjectModel? {
         var models: [NSManagedObjectModel] = []
-        for bundle in bundles ?? [Bundle.main] {
-            let roots = [bundle.resourceURL, bundle.bundleURL].compactMap { $0 }
-            var seen = Set<String>()
-            for root in roots {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
-                for name in names.sorted() where [".xcdatamodeld", ".xcdatamodel", ".momd", ".mom"].contains(where: name.hasSuffix) {
-                    let url = root.appendingPathComponent(name).standardizedFileURL
-                    guard seen.insert(url.path).inserted else { continue }
-                    guard let model = NSManagedObjectModel(contentsOf: url) else { return nil }
-                    models.append(model)
-                }
-            }
+        for url in modelURLs(in: bundles) {
+            guard let model = NSManagedObjectModel(contentsOf: url) else { return nil }
+            models.append(model)
         }
         guard !models.isEmpty else { return nil }
         return try? NSManagedObjectModel(validatingMerging: models)
+    }
+
+    /// The model a store was made with, from every version of every model in `bundles` (the main bundle
+    /// when nil), not only the current ones: see ``init(byMerging:forStoreMetadata:)``. Nil when no
+    /// combination of their entities has the store's version hashes.
+    public static func mergedModel(from bundles: [Bundle]?, forStoreMetadata metadata: [String: Any]) -> NSManagedObjectModel? {
+        var models: [NSManagedObjectModel] = []
+        for url in modelURLs(in: bundles) {
+            for version in versionURLs(of: url) {
+                if let model = NSManagedObjectModel(contentsOf: version) { models.append(model) }
+            }
+        }
+        return NSManagedObjectModel(byMerging: models, forStoreMetadata: metadata)
+    }
+
+    /// The model files and folders at the top of each bundle's resources.
+    private static func modelURLs(in bundles: [Bundle]?) -> [URL] {
+        var urls: [URL] = []
+        var seen = Set<String>()
+        for bundle in bundles ?? [Bundle.main] {
+            for root in [bundle.resourceURL, bundle.bundleURL].compactMap({ $0 }) {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+                for name in names.sorted() where [".xcdatamodeld", ".xcdatamodel", ".momd", ".mom"].contains(where: name.hasSuffix) {
+                    let url = root.appendingPathComponent(name).standardizedFileURL
+                    if seen.insert(url.path).inserted { urls.append(url) }
+                }
+            }
+        }
+        return urls
+    }
+
+    /// Every version of a model: the `.xcdatamodel` folders of an `.xcdatamodeld`, the compiled files of
+    /// a `.momd` (this project's `.ocdmodel`s, else Apple's `.mom`s), or the model itself.
+    private static func versionURLs(of url: URL) -> [URL] {
+        switch url.pathExtension {
+        case "xcdatamodeld":
+            return (try? XcodeModelReader.versionFolders(in: url)) ?? []
+        case "momd":
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted()
+            let ours = names.filter { $0.hasSuffix("." + CompiledModel.fileExtension) }
+            return (ours.isEmpty ? names.filter { $0.hasSuffix(".mom") } : ours).map { url.appendingPathComponent($0) }
+        default:
+            return [url]
+        }
     }
 }
