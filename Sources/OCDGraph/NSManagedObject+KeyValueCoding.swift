@@ -268,7 +268,13 @@ extension NSManagedObject {
 
     private func endChange(_ key: String, kind: NSKeyValueChange, objects: Set<AnyHashable>?) {
         guard let slot = layout.slot(named: key) else {
-            notifyObservers(key, kind: kind, old: nil, new: value(forKey: key), isPrior: false)
+            // An unmodeled key (a property the class keeps itself): its value is read only for an
+            // observer that asked for it, as key-value observing does; nobody else may be able to read it.
+            if observers.contains(where: { $0.isValid && $0.key == key && $0.options.contains(.new) }) {
+                notifyObservers(key, kind: kind, old: nil, new: value(forKey: key), isPrior: false)
+            } else {
+                notifyObservers(key, kind: kind, old: nil, new: nil, isPrior: false)
+            }
             return
         }
         guard let index = pendingChanges.lastIndex(where: { $0.slot == slot }) else {
@@ -392,6 +398,31 @@ extension NSManagedObject {
 
     /// One key path per key, so that Swift Observation can tell keys apart; the value is never read.
     subscript(observationKey key: String) -> Int { 0 }
+
+    /// Runs `replace`, which replaces the values of a realized object wholesale (a refresh, a rollback,
+    /// a merge policy taking the stored row, turning into a fault), inside change notifications for its
+    /// properties, as Core Data sends them (Core Data Programming Guide, "Faulting and Uniquing"): Swift
+    /// Observation learns of every property, key-value observers of the keys they observe. A new value
+    /// is read (firing a fault) only for observers that asked for it.
+    func notifyingWholesaleChange(_ replace: () -> Void) {
+        guard registrar != nil || observers.contains(where: \.isValid) else { replace(); return }
+        let paths = EntityRuntime.of(layout).observationPaths
+        for path in paths { registrar?.willSet(self, keyPath: path) }
+        var keys: [String] = []
+        for observer in observers where observer.isValid && layout.slot(named: observer.key) != nil && !keys.contains(observer.key) {
+            keys.append(observer.key)
+        }
+        let wantsOld = Set(observers.filter { $0.isValid && ($0.options.contains(.old) || $0.options.contains(.prior)) }.map(\.key))
+        var oldValues: [String: Any?] = [:]
+        for key in keys where wantsOld.contains(key) { oldValues[key] = .some(value(forKey: key)) }
+        for key in keys { notifyObservers(key, kind: .setting, old: oldValues[key] ?? nil, new: nil, isPrior: true) }
+        replace()
+        for path in paths { registrar?.didSet(self, keyPath: path) }
+        for key in keys {
+            let wantsNew = observers.contains { $0.isValid && $0.key == key && $0.options.contains(.new) }
+            notifyObservers(key, kind: .setting, old: oldValues[key] ?? nil, new: wantsNew ? value(forKey: key) : nil, isPrior: false)
+        }
+    }
 
     func notifyObservers(_ key: String, kind: NSKeyValueChange, old: Any?, new: Any?, isPrior: Bool) {
         guard !observers.isEmpty else { return }

@@ -411,13 +411,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             return
         }
         willTurnIntoFault()
-        status.insert(.transitioning)
-        slots = layout.nilValues
-        cachedRow = nil
-        pendingChanges = []
-        eventOldValues = []
-        status.insert(.fault)
-        status.remove(.transitioning)
+        notifyingWholesaleChange {
+            status.insert(.transitioning)
+            slots = layout.nilValues
+            cachedRow = nil
+            pendingChanges = []
+            eventOldValues = []
+            status.insert(.fault)
+            status.remove(.transitioning)
+        }
         didTurnIntoFault()
     }
 

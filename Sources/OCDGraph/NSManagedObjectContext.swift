@@ -483,7 +483,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         for object in restored {
             object.status.subtract([.updated, .deleted])
             if let row = object.committedRow {
-                object.fill(from: row, in: self)
+                object.notifyingWholesaleChange { object.fill(from: row, in: self) }
             } else {
                 object.turnIntoFault()
             }
@@ -543,8 +543,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.status.remove(.updated)
             if flag, let row = fetched ?? storeRow(for: object.objectID) {
                 let transients = object.transientValues()
-                object.fill(from: row, in: self)
-                object.restoreTransientValues(transients)
+                object.notifyingWholesaleChange {
+                    object.fill(from: row, in: self)
+                    object.restoreTransientValues(transients)
+                }
                 object.awakeFromSnapshotEvents(.refresh)
             } else {
                 object.turnIntoFault()
@@ -555,11 +557,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let changes = object.changedValues()
         let transients = object.transientValues()
         guard let row = fetched ?? storeRow(for: object.objectID) else { return }
-        object.fill(from: row, in: self)
-        object.restoreTransientValues(transients)
-        object.inverseUpdateDepth += 1
-        for (name, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: name) }
-        object.inverseUpdateDepth -= 1
+        object.notifyingWholesaleChange {
+            object.fill(from: row, in: self)
+            object.restoreTransientValues(transients)
+            object.inverseUpdateDepth += 1
+            for (name, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: name) }
+            object.inverseUpdateDepth -= 1
+        }
         object.awakeFromSnapshotEvents(.refresh)
         unprocessedRefreshed[key] = object
     }

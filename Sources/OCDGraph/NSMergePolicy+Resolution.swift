@@ -255,11 +255,13 @@ extension NSManagedObjectContext {
     func merge(_ row: StoreRow, into object: NSManagedObject, keeping keep: Set<String>) {
         let kept = object.changedValues().filter { keep.contains($0.key) }
         let transients = object.transientValues()
-        object.fill(from: row, in: self)
-        object.restoreTransientValues(transients)
-        object.inverseUpdateDepth += 1
-        for (name, value) in kept { object.kvcSetPrimitiveValue(value is NSNull ? nil : value, forKey: name) }
-        object.inverseUpdateDepth -= 1
+        object.notifyingWholesaleChange {
+            object.fill(from: row, in: self)
+            object.restoreTransientValues(transients)
+            object.inverseUpdateDepth += 1
+            for (name, value) in kept { object.kvcSetPrimitiveValue(value is NSNull ? nil : value, forKey: name) }
+            object.inverseUpdateDepth -= 1
+        }
     }
 
     /// Turns an updated object whose row was deleted in the store into an inserted one, so that the save

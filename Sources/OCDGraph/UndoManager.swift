@@ -24,7 +24,7 @@ open class UndoManager: NSObject, @unchecked Sendable {
     public var isRedoing: Bool { state == .redoing }
     public var isUndoRegistrationEnabled: Bool { disableCount == 0 }
     public var groupingLevel: Int { openGroups.count }
-    public var canUndo: Bool { !undoStack.isEmpty || openGroups.first.map { !$0.actions.isEmpty } == true }
+    public var canUndo: Bool { !undoStack.isEmpty || openGroups.contains { !$0.actions.isEmpty } }
     public var canRedo: Bool { !redoStack.isEmpty }
     public var undoActionName: String { undoStack.last?.name ?? "" }
     public var redoActionName: String { redoStack.last?.name ?? "" }
@@ -91,13 +91,16 @@ open class UndoManager: NSObject, @unchecked Sendable {
         state = newState
         openGroups.append(Group(actions: [], name: group.name))
         for action in group.actions.reversed() { action.perform() }
-        endUndoGrouping()
+        // An action may have called removeAllActions(), which closed this group too.
+        if !openGroups.isEmpty { endUndoGrouping() }
         state = .idle
     }
 
+    /// Clears the undo and redo stacks and enables registration again, as Apple's does.
     public func removeAllActions() {
         undoStack.removeAll()
         redoStack.removeAll()
         openGroups.removeAll()
+        disableCount = 0
     }
 }

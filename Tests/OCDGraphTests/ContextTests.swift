@@ -468,6 +468,33 @@ struct DiscardingChangesTests {
         #expect(!undoManager.canUndo)
     }
 
+    /// UndoManager as Apple documents it: removeAllActions() enables registration again, may run inside
+    /// an undo action, and canUndo sees actions in a nested open group.
+    @Test func undoManagerClearsEnablesAndCountsNestedGroups() throws {
+        let undoManager = UndoManager()
+        let target = NSObject()
+        undoManager.disableUndoRegistration()
+        undoManager.removeAllActions()
+        #expect(undoManager.isUndoRegistrationEnabled)
+
+        var ran = 0
+        undoManager.registerUndo(withTarget: target) { _ in
+            ran += 1
+            undoManager.removeAllActions()
+        }
+        undoManager.undo()
+        #expect(ran == 1)
+        #expect(!undoManager.canUndo && !undoManager.canRedo)
+
+        undoManager.beginUndoGrouping()
+        undoManager.beginUndoGrouping()
+        undoManager.registerUndo(withTarget: target) { _ in }
+        #expect(undoManager.canUndo)
+        undoManager.endUndoGrouping()
+        undoManager.endUndoGrouping()
+        #expect(undoManager.canUndo)
+    }
+
     @Test func resetForgetsEveryRegisteredObject() throws {
         let stack = try TestStack()
         let id = try stack.seed("Employee", ["name": "Ann"])

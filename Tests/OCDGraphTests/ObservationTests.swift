@@ -101,6 +101,58 @@ private func typedStack() throws -> TestStack {
         #expect(fired.value)
     }
 
+    /// A refresh, a rollback and turning into a fault replace an object's values wholesale: Swift
+    /// Observation and key-value observers hear of it, as Core Data sends change notifications then.
+    @Test func refreshAndRollbackNotifyObservers() throws {
+        let stack = try typedStack()
+        let employee = try #require(stack.insert("Employee", ["name": "Ann"]) as? TypedEmployee)
+        try stack.context.save()
+        let other = stack.newContext()
+        try withExtendedLifetime(other) {
+            try other.existingObject(with: employee.objectID).setValue("Bea", forKey: "name")
+            try other.save()
+        }
+        let fired = Flag()
+        withObservationTracking { _ = employee.name } onChange: { fired.set() }
+        stack.context.refresh(employee, mergeChanges: true)
+        #expect(fired.value, "a refresh that merges")
+        #expect(employee.name == "Bea")
+
+        employee.name = "Cy"
+        var seen: [(old: String?, new: String?, prior: Bool)] = []
+        let token = employee.observe(\.name, options: [.old, .new, .prior]) { _, change in
+            seen.append((change.oldValue ?? nil, change.newValue ?? nil, change.isPrior))
+        }
+        stack.context.rollback()
+        #expect(employee.name == "Bea")
+        #expect(seen.count == 2)
+        #expect(seen.first?.old == "Cy" && seen.first?.prior == true)
+        #expect(seen.last?.new == "Bea" && seen.last?.prior == false)
+        // (An observer asking for new values would fire the fault below to read them.)
+        token.invalidate()
+
+        let faulted = Flag()
+        withObservationTracking { _ = employee.age } onChange: { faulted.set() }
+        stack.context.refresh(employee, mergeChanges: false)
+        #expect(faulted.value, "turning into a fault")
+        #expect(employee.isFault)
+    }
+
+    /// `didChangeValue(forKey:)` of a key the model does not have reads its value only for an observer
+    /// that asked for it: a class may keep properties key-value coding cannot read.
+    @Test func changeNotificationsOfAnUnmodeledKeyNeedNoValue() throws {
+        let stack = try typedStack()
+        let employee = try #require(stack.insert("Employee", ["name": "Ann"]) as? TypedEmployee)
+        employee.willChangeValue(forKey: "displayName")
+        employee.didChangeValue(forKey: "displayName")
+        var kinds = 0
+        let token = employee.observeValue(forKey: "displayName", options: []) { _, _, _, _, _, _ in kinds += 1 }
+        employee.willChangeValue(forKey: "displayName")
+        employee.didChangeValue(forKey: "displayName")
+        #expect(kinds == 1)
+        token.invalidate()
+    }
+
     /// Reads outside `withObservationTracking` report nothing and make no registrar (decision D25); a read
     /// inside one reports, also on an object read untracked before, and a change then fires.
     @Test func untrackedReadsMakeNoRegistrarAndTrackedOnesReport() throws {
