@@ -167,6 +167,8 @@ private struct JSONReader {
                 if (0xD800..<0xDC00).contains(code), position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") {
                     position += 2
                     let low = try hex4()
+                    // A high surrogate must be followed by a low one.
+                    guard (0xDC00..<0xE000).contains(low) else { throw error("unpaired surrogate in a \\u escape") }
                     code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                 }
                 guard let scalar = UnicodeScalar(code) else { throw error("invalid \\u escape") }
@@ -177,7 +179,9 @@ private struct JSONReader {
     }
 
     mutating func hex4() throws -> UInt32 {
-        guard position + 4 <= bytes.count, let code = UInt32(String(decoding: bytes[position..<(position + 4)], as: UTF8.self), radix: 16) else {
+        // Exactly four hexadecimal digits: `UInt32(_:radix:)` alone would take a sign ("+041").
+        guard position + 4 <= bytes.count, bytes[position..<(position + 4)].allSatisfy({ UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0 || UInt8(ascii: "a")...UInt8(ascii: "f") ~= $0 || UInt8(ascii: "A")...UInt8(ascii: "F") ~= $0 }),
+              let code = UInt32(String(decoding: bytes[position..<(position + 4)], as: UTF8.self), radix: 16) else {
             throw error("expected four hexadecimal digits")
         }
         position += 4

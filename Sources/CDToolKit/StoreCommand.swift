@@ -79,12 +79,15 @@ final class StoreCopy {
             throw fail("no such file: \(path)")
         }
         if isDirectory.boolValue { throw fail("\(path) is a folder, not an SQLite store file") }
+        // The file a symbolic link points to, and its -wal and -shm beside it: copying the link would
+        // copy the link, and making the copy writable would then change the original.
+        let source = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("cdtool-store-\(UUID().uuidString)")
-        url = folder.appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent)
+        url = folder.appendingPathComponent(URL(fileURLWithPath: source).lastPathComponent)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
-                try FileManager.default.copyItem(atPath: path + suffix, toPath: url.path + suffix)
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: source + suffix) {
+                try FileManager.default.copyItem(atPath: source + suffix, toPath: url.path + suffix)
                 // Copies of read-only files stay read-only; SQLite needs to write the -shm even to read.
                 try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path + suffix)
             }

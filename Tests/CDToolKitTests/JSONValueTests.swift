@@ -22,6 +22,16 @@ struct JSONValueTests {
         #expect(throws: PredicateJSON.ConventionError.self) { try PredicateJSON.value(JSONValue.parse(#"{"$expr": "a"}"#)) }
     }
 
+    /// A high surrogate not followed by a low one, or a `\u` without four hex digits, is a parse error
+    /// (the first once trapped on an overflow).
+    @Test func badUnicodeEscapesAreParseErrors() throws {
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(#""\ud800\u0041""#) }
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(#""\ud800\ue000""#) }
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(#""\u+041""#) }
+        #expect(try JSONValue.parse(#""\ud83d\ude00""#) == .string("😀"))
+        #expect(CDTool.run(["predicate", "evaluate", "x == 1", "--object", #""\ud800\u0041""#]).status == 1)
+    }
+
     @Test func malformedJSONReportsWhere() {
         #expect { try JSONValue.parse("{a: 1}") } throws: { ($0 as? JSONParseError)?.offset == 1 }
         #expect(throws: JSONParseError.self) { try JSONValue.parse("[1, 2") }

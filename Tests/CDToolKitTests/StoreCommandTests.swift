@@ -68,6 +68,30 @@ struct StoreCommandTests {
         #expect(tables == (try sql(store, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")).compactMap { $0["name"] as? String })
     }
 
+    /// A store given through a symbolic link (absolute or relative) is read from a copy of the file it
+    /// points to: the original keeps its mode and gets no -wal or -shm.
+    @Test func aSymlinkedStoreIsReadNotTouched() throws {
+        guard let stores = Fixtures.stores else { return }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cdtool-link-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        let real = folder.appendingPathComponent("real.sqlite")
+        try FileManager.default.copyItem(at: stores.appendingPathComponent("alemar11__CoreDataPlus__SampleModel2_V1.sqlite"), to: real)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: real.path)
+        let absolute = folder.appendingPathComponent("abs.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: absolute.path, withDestinationPath: real.path)
+        let relative = folder.appendingPathComponent("sub/rel.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: relative.path, withDestinationPath: "../real.sqlite")
+        for link in [absolute, relative] {
+            let run = CDTool.run(["store", "inspect", link.path])
+            #expect(run.status == 0, "\(link.lastPathComponent): \(run.error)")
+        }
+        let mode = try FileManager.default.attributesOfItem(atPath: real.path)[.posixPermissions] as? Int
+        #expect(mode == 0o644)
+        #expect(!FileManager.default.fileExists(atPath: real.path + "-shm"))
+        #expect(!FileManager.default.fileExists(atPath: real.path + "-wal"))
+    }
+
     @Test func inspectShowsKnownValues() throws {
         guard let stores = Fixtures.stores else { return }
         let run = CDTool.run(["store", "inspect", stores.appendingPathComponent("alemar11__CoreDataPlus__SampleModel2_V1.sqlite").path])
