@@ -36,6 +36,7 @@ public struct ManagedObjectMacro: MemberMacro {
         let access = switch classDecl.modifiers.accessLevel {
         case .open?: "open "
         case .public?: "public "
+        case .package?: "package "
         default: ""
         }
         if lines.isEmpty {
@@ -68,6 +69,8 @@ struct KeyTableEntries {
         let managed = variable.attributes.contains(attributeNamed: "Managed", module: "OpenCoreData")
         return variable.bindings.compactMap { binding -> String? in
             guard let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier else { return nil }
+            // A getter that is async or throws has no key path, so key-value coding cannot reach it.
+            if Self.hasEffects(binding.accessorBlock) { return nil }
             let keyPath = "\\\(className).\(name.trimmed.text)"
             let key = name.keyName
             if managed {
@@ -78,6 +81,11 @@ struct KeyTableEntries {
             }
             return "table.accessor(\(keyPath), key: \(literal(key)))"
         }
+    }
+
+    private static func hasEffects(_ block: AccessorBlockSyntax?) -> Bool {
+        guard case .accessors(let accessors)? = block?.accessors else { return false }
+        return accessors.contains { $0.effectSpecifiers != nil }
     }
 
     /// Methods Core Data calls itself, not validators of a key named after them.

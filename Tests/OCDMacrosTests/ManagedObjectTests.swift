@@ -38,9 +38,10 @@ struct ManagedObjectTests {
         )
     }
 
-    /// `open` keeps the table overridable by subclasses in other modules; other access levels need no keyword.
+    /// `open` keeps the table overridable by subclasses in other modules; `public` and `package` must be
+    /// as visible as their class (an override may not be less accessible); the rest need no keyword.
     @Test(arguments: [
-        ("public", "public "), ("open", "open "), ("", ""), ("internal", ""), ("package", ""),
+        ("public", "public "), ("open", "open "), ("", ""), ("internal", ""), ("package", "package "),
         ("fileprivate", ""), ("private", ""), ("public final", "public "),
     ])
     func theTableHasTheClassesVisibility(modifiers: String, access: String) {
@@ -174,6 +175,35 @@ struct ManagedObjectTests {
                     override class var managedKeyTable: ManagedKeyTable {
                         var table = super.managedKeyTable
                         table.managed(\\Manager.reports, key: "reports")
+                        return table
+                    }
+                }
+                """,
+            macros: managedObjectOnly
+        )
+    }
+
+    /// A computed property whose getter is async or throws has no key path (it cannot be one), so it is
+    /// not listed; its neighbours are.
+    @Test func effectfulGettersAreSkipped() {
+        assertExpansion(
+            """
+            @ManagedObject
+            class Report: NSManagedObject {
+                var slow: Int { get async { 1 } }
+                var risky: Int { get throws { 1 } }
+                var plain: Int { 1 }
+            }
+            """,
+            expandsTo: """
+                class Report: NSManagedObject {
+                    var slow: Int { get async { 1 } }
+                    var risky: Int { get throws { 1 } }
+                    var plain: Int { 1 }
+
+                    override class var managedKeyTable: ManagedKeyTable {
+                        var table = super.managedKeyTable
+                        table.accessor(\\Report.plain, key: "plain")
                         return table
                     }
                 }
