@@ -129,6 +129,9 @@ public enum ManagedValueCoercion {
         if let direct = value as? T { return direct }
         // Numbers: through NSNumber, which converts exactly (and fails for values out of range).
         if let number = number(from: value), let converted = number as? T { return converted }
+        // An enum stored as its raw value (Int16, String…).
+        if let enumType = T.self as? any RawRepresentable.Type, let made = makeRaw(enumType, from: value) as? T { return made }
+        if let optional = T.self as? any OptionalOfRawRepresentable.Type, let made = optional.wrapping(value) as? T { return made }
         // Collections of managed objects.
         if let objects = managedObjects(in: value) {
             if let set = Set(objects) as? T { return set }
@@ -137,6 +140,10 @@ public enum ManagedValueCoercion {
             if let array = objects as? T { return array }
         }
         return nil
+    }
+
+    static func makeRaw<R: RawRepresentable>(_ type: R.Type, from value: Any) -> R? {
+        convert(value, to: R.RawValue.self).flatMap(R.init(rawValue:))
     }
 
     /// Whether `value` is a class instance or one of the common scalars and strings: nothing an `Optional`
@@ -169,6 +176,8 @@ public enum ManagedValueCoercion {
         case let v as Double: return NSNumber(value: v)
         case let v as Float: return NSNumber(value: v)
         case let v as Bool: return NSNumber(value: v)
+        // An enum with a numeric raw value is stored as that value.
+        case let v as any RawRepresentable: return number(from: v.rawValue)
         default: return nil
         }
     }
@@ -206,7 +215,27 @@ extension Int64: ManagedScalarDefault { public static var managedZero: Int64 { 0
 extension Double: ManagedScalarDefault { public static var managedZero: Double { 0 } }
 extension Float: ManagedScalarDefault { public static var managedZero: Float { 0 } }
 extension Bool: ManagedScalarDefault { public static var managedZero: Bool { false } }
+extension Int8: ManagedScalarDefault { public static var managedZero: Int8 { 0 } }
+extension UInt: ManagedScalarDefault { public static var managedZero: UInt { 0 } }
+extension UInt8: ManagedScalarDefault { public static var managedZero: UInt8 { 0 } }
+extension UInt16: ManagedScalarDefault { public static var managedZero: UInt16 { 0 } }
+extension UInt32: ManagedScalarDefault { public static var managedZero: UInt32 { 0 } }
+extension UInt64: ManagedScalarDefault { public static var managedZero: UInt64 { 0 } }
 
 /// Collection types a to-many `@Managed` property may have: an empty relationship reads as empty.
 public protocol ManagedEmptyCollection { static var managedEmpty: Self { get } }
 extension Set: ManagedEmptyCollection { public static var managedEmpty: Set<Element> { [] } }
+
+/// An optional whose wrapped type may be an enum with a raw value (`BoxMood?`), which a stored raw value
+/// converts to.
+protocol OptionalOfRawRepresentable {
+    static func wrapping(_ value: Any) -> Any?
+}
+
+extension Optional: OptionalOfRawRepresentable {
+    static func wrapping(_ value: Any) -> Any? {
+        guard let enumType = Wrapped.self as? any RawRepresentable.Type,
+              let made = ManagedValueCoercion.makeRaw(enumType, from: value) as? Wrapped else { return nil }
+        return Optional<Wrapped>.some(made)
+    }
+}

@@ -490,7 +490,8 @@ enum AttributeValues {
             else if let number = ManagedValueCoercion.number(from: value) { normalized = number.decimalValue }
             else { normalized = nil }
         case .stringAttributeType:
-            normalized = value as? String
+            // An enum with a String raw value is stored as that value.
+            normalized = (value as? String) ?? ((value as? any RawRepresentable)?.rawValue as? String)
         case .dateAttributeType:
             normalized = value as? Date
         case .binaryDataAttributeType:

@@ -1,0 +1,74 @@
+import Foundation
+import OpenCoreData
+import Testing
+
+// `@Managed` properties whose type is an enum with a raw value (stored as the raw value, as Apple code
+// does with `@objc enum`s and computed wrappers), and unsigned or 8-bit scalars, which read nil as zero.
+
+enum BoxStatus: Int16 { case a = 1, b = 2 }
+enum BoxMood: String { case happy, grumpy }
+
+@ManagedObject
+final class EnumBox: NSManagedObject {
+    @Managed var status: BoxStatus
+    @Managed var mood: BoxMood?
+    @Managed var small: UInt8
+    @Managed var tiny: Int8
+}
+
+@Suite struct ManagedEnumTests {
+    private func context() throws -> (NSPersistentStoreCoordinator, NSManagedObjectContext) {
+        NSManagedObjectModel.registerManagedObjectClass(EnumBox.self, forName: "EnumBox")
+        let entity = NSEntityDescription()
+        entity.name = "EnumBox"
+        entity.managedObjectClassName = "EnumBox"
+        func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
+            let attribute = NSAttributeDescription()
+            attribute.name = name
+            attribute.attributeType = type
+            return attribute
+        }
+        entity.properties = [attribute("status", .integer16AttributeType), attribute("mood", .stringAttributeType),
+                             attribute("small", .integer16AttributeType), attribute("tiny", .integer16AttributeType)]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return (coordinator, context)
+    }
+
+    @Test func enumsAreStoredAsTheirRawValues() throws {
+        let (coordinator, context) = try context()
+        let box = EnumBox(context: context)
+        box.status = .b
+        #expect(box.value(forKey: "status") as? Int16 == 2)
+        #expect(box.status == .b)
+        box.setValue(Int16(1), forKey: "status")
+        #expect(box.status == .a)
+        #expect(box.mood == nil)
+        box.mood = .grumpy
+        #expect(box.value(forKey: "mood") as? String == "grumpy")
+        box.setValue(BoxMood.happy, forKey: "mood")
+        #expect(box.mood == .happy)
+        try context.save()
+
+        let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        reader.persistentStoreCoordinator = coordinator
+        let fetched = try withExtendedLifetime(reader) {
+            try reader.fetch(NSFetchRequest<EnumBox>(entityName: "EnumBox")).first.map { ($0.status, $0.mood) }
+        }
+        #expect(fetched?.0 == .a && fetched?.1 == .happy)
+    }
+
+    @Test func unsignedAndEightBitScalarsReadNilAsZero() throws {
+        let (_, context) = try context()
+        let box = EnumBox(context: context)
+        #expect(box.small == 0 && box.tiny == 0)
+        box.small = 200
+        box.tiny = -5
+        #expect(box.value(forKey: "small") as? Int16 == 200)
+        #expect(box.small == 200 && box.tiny == -5)
+    }
+}
