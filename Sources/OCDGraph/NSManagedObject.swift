@@ -41,6 +41,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         static let inaccessible = Status(rawValue: 1 << 7)
         /// In the context's `objectsWithEventValues`: a set bit instead of a hash per property change.
         static let listedForEventValues = Status(rawValue: 1 << 8)
+        /// An inserted object whose insertion an ObjectsDidChange has announced: its later changes are
+        /// announced as updates. A bit, so that a change needs no lookup in the event's inserted objects.
+        static let insertionAnnounced = Status(rawValue: 1 << 9)
     }
 
     /// The entity of the object.

@@ -290,6 +290,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object.managedObjectContext = self
         registry[object.objectID] = object
         object.status.insert(.inserted)
+        object.status.remove(.insertionAnnounced)
         inserted[key] = object
         unprocessedInserted[key] = object
         if !object.status.contains(.awakenedFromInsert) {
@@ -361,7 +362,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             // Not an updated object (`updatedObjects` leaves inserted ones out), but a change all the same:
             // once its insertion has been announced, the next ObjectsDidChange lists it as updated, as
             // Core Data's does (a fetched results controller reports edits to unsaved objects).
-            if unprocessedInserted[key] == nil {
+            if object.status.contains(.insertionAnnounced) {
                 unprocessedUpdated[key] = object
                 scheduleEventEnd()
             }
@@ -420,7 +421,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     private func postObjectsDidChange(invalidatedAll: Bool = false) {
         var userInfo: [AnyHashable: Any] = [:]
-        if !unprocessedInserted.isEmpty { userInfo[NSInsertedObjectsKey] = Set(unprocessedInserted.values) }
+        if !unprocessedInserted.isEmpty {
+            userInfo[NSInsertedObjectsKey] = Set(unprocessedInserted.values)
+            for object in unprocessedInserted.values { object.status.insert(.insertionAnnounced) }
+        }
         if !unprocessedUpdated.isEmpty { userInfo[NSUpdatedObjectsKey] = Set(unprocessedUpdated.values) }
         if !unprocessedDeleted.isEmpty { userInfo[NSDeletedObjectsKey] = Set(unprocessedDeleted.values) }
         if !unprocessedRefreshed.isEmpty { userInfo[NSRefreshedObjectsKey] = Set(unprocessedRefreshed.values) }

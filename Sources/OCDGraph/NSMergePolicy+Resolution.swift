@@ -272,6 +272,7 @@ extension NSManagedObjectContext {
         unprocessedUpdated[key] = nil
         object.status.remove(.updated)
         object.status.insert(.inserted)
+        object.status.remove(.insertionAnnounced)
         inserted[key] = object
     }
 }
