@@ -359,7 +359,19 @@ struct DictionaryColumn {
     }
 
     func value(for reader: RowReader) throws -> Any? {
-        try expression.expressionValueThrowing(with: reader).map(RowReader.publicValue)
+        let value = try expression.expressionValueThrowing(with: reader)
+        // propertiesToFetch holds attributes, to-one relationships and expressions (Apple's documentation);
+        // a to-many is an error, as in the SQLite store, not a set of internal row readers.
+        if let set = value as? Set<AnyHashable>, set.contains(where: { $0.base is RowReader }) || (set.isEmpty && isToManyKeyPath(reader)) {
+            throw coreDataError(NSCoreDataError, [NSLocalizedDescriptionKey: "to-many key not allowed here: propertiesToFetch holds '\(name)', a to-many relationship"])
+        }
+        return value.map(RowReader.publicValue)
+    }
+
+    private func isToManyKeyPath(_ reader: RowReader) -> Bool {
+        guard expression.expressionType == .keyPath, !expression.keyPath.contains("."),
+              let slot = reader.row.layout.slot(named: expression.keyPath) else { return false }
+        return (reader.row.layout.properties[slot] as? NSRelationshipDescription)?.isToMany == true
     }
 
     func aggregate(over members: [RowReader]) throws -> Any? {

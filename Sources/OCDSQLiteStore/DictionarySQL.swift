@@ -130,7 +130,7 @@ struct DictionarySQL {
                 }
                 term = sqlTerm
             }
-            order.append(term + (sort.ascending ? " ASC" : " DESC"))
+            order.append(term + (try PredicateSQL.collation(of: sort, key: key)) + (sort.ascending ? " ASC" : " DESC"))
         }
         var sql = "SELECT " + (request.returnsDistinctResults ? "DISTINCT " : "") + selected.joined(separator: ", ") + " FROM \(mapping.table.name) t0"
         for join in scope.joins { sql += " " + join }

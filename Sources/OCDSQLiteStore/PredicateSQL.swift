@@ -139,19 +139,26 @@ final class PredicateSQL {
             case .toMany: throw SQLiteStoreError.unsupportedPredicate("to-many key not allowed here (sort key \(key))")
             case .constant, .list: throw unsupported("the sort key \(key)")
             }
-            var collation = ""
-            switch sort.selector.map({ "\($0)" }) ?? "compare:" {
-            case "compare:": break
-            case "caseInsensitiveCompare:": collation = " COLLATE \(SQLFunctions.caseInsensitive)"
-            case "localizedCaseInsensitiveCompare:": collation = " COLLATE \(SQLFunctions.localizedCaseInsensitive)"
-            case "localizedStandardCompare:": collation = " COLLATE \(SQLFunctions.localizedStandard)"
-            case "localizedCompare:": collation = " COLLATE \(SQLFunctions.localized)"
-            case let other: throw SQLiteStoreError.unsupportedPredicate("unsupported sort selector \(other) in sort descriptor \(key): the SQLite store sorts with compare:, caseInsensitiveCompare:, localizedCompare:, localizedCaseInsensitiveCompare: and localizedStandardCompare: only")
-            }
-            terms.append(sql + collation + (sort.ascending ? " ASC" : " DESC"))
+            terms.append(sql + (try Self.collation(of: sort, key: key)) + (sort.ascending ? " ASC" : " DESC"))
         }
         terms.append("t0.Z_PK")
         return terms.joined(separator: ", ")
+    }
+
+    /// The `COLLATE` clause that orders as `sort`'s selector does in memory (empty for `compare:`). A
+    /// descriptor with a comparator cannot be run by SQL, as in Apple's SQLite store: an error.
+    static func collation(of sort: NSSortDescriptor, key: String) throws -> String {
+        guard let selector = sort.selector else {
+            throw SQLiteStoreError.unsupportedPredicate("the sort descriptor for \(key) has a comparator, which the SQLite store cannot run: sort the results in memory")
+        }
+        switch "\(selector)" {
+        case "compare:": return ""
+        case "caseInsensitiveCompare:": return " COLLATE \(SQLFunctions.caseInsensitive)"
+        case "localizedCaseInsensitiveCompare:": return " COLLATE \(SQLFunctions.localizedCaseInsensitive)"
+        case "localizedStandardCompare:": return " COLLATE \(SQLFunctions.localizedStandard)"
+        case "localizedCompare:": return " COLLATE \(SQLFunctions.localized)"
+        case let other: throw SQLiteStoreError.unsupportedPredicate("unsupported sort selector \(other) in sort descriptor \(key): the SQLite store sorts with compare:, caseInsensitiveCompare:, localizedCompare:, localizedCaseInsensitiveCompare: and localizedStandardCompare: only")
+        }
     }
 
     // MARK: Predicates

@@ -110,6 +110,41 @@ struct PredicateAgreementTests {
         }
     }
 
+    /// Dictionary results sort with the descriptor's selector, as object results do.
+    @Test func dictionaryResultsSortWithTheSelector() throws {
+        let stack = try employees([("amy", 1), ("Bob", 2), ("Carl", 3)])
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["name"]
+        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true, selector: .caseInsensitiveCompare)]
+        #expect(try stack.context.fetch(request).map { $0["name"] as? String } == ["amy", "Bob", "Carl"])
+    }
+
+    /// A comparator sorts in memory; SQL cannot run it, so the SQLite store refuses it (as Apple's does)
+    /// rather than sorting with `compare:`.
+    @Test func aComparatorSortRunsInMemoryOnly() throws {
+        let stack = try employees([("a", 1), ("b", 2), ("c", 3)])
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true) { a, b in
+            // Reversed.
+            (b as! String).compare(a as! String)
+        }]
+        #if OCD_SQLITE_CONFORMANCE
+        #expect(throws: NSError.self) { try stack.context.fetch(request) }
+        #else
+        #expect(try stack.context.fetch(request).compactMap { $0.string("name") } == ["c", "b", "a"])
+        #endif
+    }
+
+    /// propertiesToFetch holds attributes, to-one relationships and expressions: a to-many is an error.
+    @Test func aToManyInPropertiesToFetchIsAnError() throws {
+        let stack = try employees([("a", 1)])
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["name", "projects"]
+        #expect(throws: NSError.self) { try stack.context.fetch(request) }
+    }
+
     @Test func aNilElementOfAnInsensitiveInListMatchesNothing() throws {
         let stack = try TestStack()
         stack.insert("Employee", ["name": "Ann", "email": "a@x"])
