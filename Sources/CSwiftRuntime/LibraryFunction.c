@@ -7,7 +7,7 @@
 
 // <link.h> declares `dl_iterate_phdr` only with _GNU_SOURCE, which must come before any system header;
 // it is set here, in a file of its own, and never in the module's header (see CSwiftRuntime.h).
-#if defined(__linux__)
+#if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE
 #endif
 

@@ -129,9 +129,6 @@ public enum ManagedValueCoercion {
         if let direct = value as? T { return direct }
         // Numbers: through NSNumber, which converts exactly (and fails for values out of range).
         if let number = number(from: value), let converted = number as? T { return converted }
-        // An enum stored as its raw value (Int16, String…).
-        if let enumType = T.self as? any RawRepresentable.Type, let made = makeRaw(enumType, from: value) as? T { return made }
-        if let optional = T.self as? any OptionalOfRawRepresentable.Type, let made = optional.wrapping(value) as? T { return made }
         // Collections of managed objects.
         if let objects = managedObjects(in: value) {
             if let set = Set(objects) as? T { return set }
@@ -139,6 +136,9 @@ public enum ManagedValueCoercion {
             if T.self == NSOrderedSet.self || T.self == NSOrderedSet?.self { return NSOrderedSet(array: objects) as? T }
             if let array = objects as? T { return array }
         }
+        // An enum stored as its raw value (Int16, String…): last, as its two conformance checks cost.
+        if let enumType = T.self as? any RawRepresentable.Type, let made = makeRaw(enumType, from: value) as? T { return made }
+        if let optional = T.self as? any OptionalOfRawRepresentable.Type, let made = optional.wrapping(value) as? T { return made }
         return nil
     }
 

@@ -403,7 +403,7 @@ extension NSManagedObject {
     /// a merge policy taking the stored row, turning into a fault), inside change notifications for its
     /// properties, as Core Data sends them (Core Data Programming Guide, "Faulting and Uniquing"): Swift
     /// Observation learns of every property, key-value observers of the keys they observe. A new value
-    /// is read (firing a fault) only for observers that asked for it.
+    /// is read only for observers that asked for it, and never from a fault (it is reported as nil).
     func notifyingWholesaleChange(_ replace: () -> Void) {
         guard registrar != nil || observers.contains(where: \.isValid) else { replace(); return }
         let paths = EntityRuntime.of(layout).observationPaths
@@ -419,7 +419,9 @@ extension NSManagedObject {
         replace()
         for path in paths { registrar?.didSet(self, keyPath: path) }
         for key in keys {
-            let wantsNew = observers.contains { $0.isValid && $0.key == key && $0.options.contains(.new) }
+            // A fault is not fired to report its new value: reading it would register the object again
+            // in the middle of a save, a reset or a rollback.
+            let wantsNew = !isFault && observers.contains { $0.isValid && $0.key == key && $0.options.contains(.new) }
             notifyObservers(key, kind: .setting, old: oldValues[key] ?? nil, new: wantsNew ? value(forKey: key) : nil, isPrior: false)
         }
     }
@@ -483,7 +485,7 @@ enum AttributeValues {
             // Held as a Float, as the store reads it back: 0.1 set as a Double must compare in memory as
             // the stored 0.1f does in SQL.
             normalized = ManagedValueCoercion.number(from: value).map { number in
-                String(cString: number.objCType) == "f" ? number : NSNumber(value: number.floatValue)
+                number.objCType[0] == 0x66 && number.objCType[1] == 0 ? number : NSNumber(value: number.floatValue)
             }
         case .decimalAttributeType:
             if let decimal = value as? Decimal { normalized = decimal }

@@ -271,8 +271,8 @@ extension NSManagedObjectContext {
         updated[key] = nil
         unprocessedUpdated[key] = nil
         object.status.remove(.updated)
-        object.status.insert(.inserted)
-        object.status.remove(.insertionAnnounced)
+        // Announced before (it was a fetched object): its later changes are still updates to observers.
+        object.status.insert([.inserted, .insertionAnnounced])
         inserted[key] = object
     }
 }

@@ -163,8 +163,10 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         defer { lock.unlock() }
         // Checked first, so that a failure leaves the store untouched.
         try check(request)
+        // Only a store of several needs to undo its part when another fails.
+        let remembers = roundUndo != nil && !request.isOnlyStoreOfSave
         func remember(_ entity: String, _ key: Int64) {
-            roundUndo?.append((entity, key, tables.rows[entity]?[key]))
+            if remembers { roundUndo?.append((entity, key, tables.rows[entity]?[key])) }
         }
 
         var saved: [NSManagedObjectID: StoreRow] = [:]

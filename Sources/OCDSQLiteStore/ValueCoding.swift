@@ -191,7 +191,6 @@ enum ValueCoding {
     }
 }
 
-/// Errors inside the SQLite store, turned into Core Data errors at its boundary.
 /// Attributes that allow external storage (`allowsExternalBinaryDataStorage`) keep a marker byte before
 /// their bytes in Core Data's files: 1 when the bytes follow in the column, 2 when the column holds the
 /// UUID of a file in the store's `.<name>_SUPPORT/_EXTERNAL_DATA` folder (Core Data's choice for large
@@ -231,6 +230,7 @@ enum ExternalStorage {
     }
 }
 
+/// Errors inside the SQLite store, turned into Core Data errors at its boundary.
 enum SQLiteStoreError: Error, CustomStringConvertible {
     case unencodable(String)
     case unsupportedPredicate(String)

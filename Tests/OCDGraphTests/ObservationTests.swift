@@ -138,6 +138,36 @@ private func typedStack() throws -> TestStack {
         #expect(employee.isFault)
     }
 
+    /// An observer asking for new values does not fire the fault an object was just turned into: a
+    /// deleted object saved, an object inserted and deleted, and a reset leave the context clean.
+    @Test func observersOfNewValuesDoNotFireFaultsDuringSaveOrReset() throws {
+        let stack = try typedStack()
+        let doomed = try #require(stack.insert("Employee", ["name": "Ann"]) as? TypedEmployee)
+        try stack.context.save()
+        var reports: [String?] = []
+        let token = doomed.observe(\.name, options: [.new]) { _, change in reports.append(change.newValue ?? nil) }
+        stack.context.delete(doomed)
+        try stack.context.save()
+        #expect(!stack.context.hasChanges)
+        #expect(stack.context.deletedObjects.isEmpty)
+        token.invalidate()
+
+        let ghost = try #require(stack.insert("Employee", ["name": "Ghost"]) as? TypedEmployee)
+        let ghostToken = ghost.observe(\.name, options: [.new]) { _, _ in }
+        stack.context.delete(ghost)
+        stack.context.processPendingChanges()
+        #expect(!stack.context.hasChanges)
+        ghostToken.invalidate()
+
+        let kept = try #require(stack.insert("Employee", ["name": "Kept"]) as? TypedEmployee)
+        try stack.context.save()
+        let keptToken = kept.observe(\.name, options: [.new]) { _, _ in }
+        stack.context.reset()
+        #expect(stack.context.registeredObjects.isEmpty)
+        #expect(kept.isFault)
+        keptToken.invalidate()
+    }
+
     /// `didChangeValue(forKey:)` of a key the model does not have reads its value only for an observer
     /// that asked for it: a class may keep properties key-value coding cannot read.
     @Test func changeNotificationsOfAnUnmodeledKeyNeedNoValue() throws {
