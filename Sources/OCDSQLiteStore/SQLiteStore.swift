@@ -26,6 +26,20 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// Where Core Data keeps the values of attributes stored outside the file (`ExternalStorage`).
     var externalDataFolder: URL? { url.map(ExternalStorage.folder(of:)) }
 
+    /// The version of this project's layout a new store records (`OCDStoreFormat` in its metadata): 2
+    /// since ordered many-to-many order columns and external-storage markers follow Core Data's files.
+    static let storeFormat = 2
+    static let storeFormatKey = "OCDStoreFormat"
+
+    /// Whether the file was made by this project before store format 2 (its metadata says framework
+    /// version 1, which no Core Data writes, and has no `OCDStoreFormat`): such a file keeps its order
+    /// columns swapped and its externally storable values without a marker, and is read and written so.
+    private(set) var legacyLayout = false
+
+    static func isLegacyLayout(_ metadata: [String: Any]) -> Bool {
+        (metadata[NSPersistenceFrameworkVersionKey] as? NSNumber)?.intValue == 1 && metadata[storeFormatKey] == nil
+    }
+
     public required init(model: NSManagedObjectModel, configurationName: String?, at url: URL?, options: [AnyHashable: Any]?) {
         super.init(model: model, configurationName: configurationName, at: url, options: options)
     }
@@ -110,6 +124,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         metadata["NSStoreModelVersionHashesDigest"] = model.versionHashesDigest
         metadata["NSStoreModelVersionChecksumKey"] = model.versionChecksum
         metadata["_NSAutoVacuumLevel"] = "2"
+        metadata[Self.storeFormatKey] = Self.storeFormat
         try connection.transaction {
             for statement in schema.createStatements() { try connection.execute(statement) }
             for mapping in schema.mappings.values.sorted(by: { $0.number < $1.number }) {
@@ -167,7 +182,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         for table in tables where table.hasPrefix("Z") {
             introspection[table.uppercased()] = try connection.query("PRAGMA table_info(\(Self.quoted(table)))", [], { $0.text(1).uppercased() })
         }
-        schema = try StoreSchema(entities: entities, numbers: numbers, introspection: introspection)
+        legacyLayout = Self.isLegacyLayout(metadata)
+        schema = try StoreSchema(entities: entities, numbers: numbers, introspection: introspection, legacyOrderColumns: legacyLayout)
         self.metadata = metadata
         writtenMetadataGeneration = metadataGeneration
     }
@@ -240,7 +256,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let connection = try SQLiteConnection(path: url.path, readOnly: false, create: false)
             let current = try readMetadata(connection)
             var updated = metadata
-            if updated[NSStoreUUIDKey] == nil { updated[NSStoreUUIDKey] = current[NSStoreUUIDKey] }
+            // As the store's own setter: what the store records itself stays when left out.
+            for key in NSPersistentStore.keptMetadataKeys where updated[key] == nil { updated[key] = current[key] }
             if updated[NSStoreTypeKey] == nil { updated[NSStoreTypeKey] = NSSQLiteStoreType }
             try connection.transaction { try writeMetadata(updated, connection) }
         } catch let failure as SQLiteError {
@@ -638,7 +655,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             switch mapping.storage[slot] {
             case .attribute(let column, let attribute):
                 terms.append("t0.\(column) = ?")
-                arguments.append(try wrap { try ValueCoding.encode(value, attribute) })
+                arguments.append(try wrap { try ValueCoding.encode(value, attribute, marksExternalStorage: !legacyLayout) })
             case .toOne(let column, _, _):
                 guard let id = value as? NSManagedObjectID, let pk = primaryKey(of: id) else { return [] }
                 terms.append("t0.\(column) = ?")
@@ -783,7 +800,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try row.values.withUnsafeBufferPointer { rowValues in
             for (index, written) in columns.enumerated() where set.contains(index) {
                 if let attribute = written.attribute {
-                    values.append(try ValueCoding.encode(rowValues[written.slot], attribute))
+                    values.append(try ValueCoding.encode(rowValues[written.slot], attribute, marksExternalStorage: !legacyLayout))
                     continue
                 }
                 let destination = rowValues[written.slot] as? NSManagedObjectID

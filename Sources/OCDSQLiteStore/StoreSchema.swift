@@ -21,7 +21,7 @@ final class JoinTable {
     var destinationOrderColumn: String?
 
     init(name: String, relationship: NSRelationshipDescription, inverse: NSRelationshipDescription?,
-         sourceColumn: String, destinationColumn: String, ordered: Bool) {
+         sourceColumn: String, destinationColumn: String, ordered: Bool, legacyOrderColumns: Bool = false) {
         self.name = name
         self.relationship = relationship
         self.inverse = inverse
@@ -30,6 +30,9 @@ final class JoinTable {
         if ordered {
             sourceOrderColumn = "Z_FOK_" + destinationColumn.dropFirst(2)
             destinationOrderColumn = "Z_FOK_" + sourceColumn.dropFirst(2)
+            // Files this project wrote before its store format 2 kept each side's order in the other
+            // column (SQLiteStore.legacyLayout): they are read and written as they were made.
+            if legacyOrderColumns { swap(&sourceOrderColumn, &destinationOrderColumn) }
         }
     }
 
@@ -205,7 +208,8 @@ final class StoreSchema {
     /// Builds the mapping of `entities` with the given entity numbers. `introspection` (an existing
     /// store's tables and their columns, upper-cased) resolves names Core Data suffixed with digits;
     /// without it, names are chosen as Core Data chooses them for a new store.
-    init(entities: [NSEntityDescription], numbers: [String: Int], introspection: [String: [String]]? = nil) throws {
+    init(entities: [NSEntityDescription], numbers: [String: Int], introspection: [String: [String]]? = nil,
+         legacyOrderColumns: Bool = false) throws {
         self.entities = entities
         let names = Set(entities.compactMap(\.name))
         func root(of entity: NSEntityDescription) -> NSEntityDescription {
@@ -247,12 +251,12 @@ final class StoreSchema {
         for mapping in mappings.values {
             mapping.numbersWithSubentities = mappings.values.filter { $0.entity.isKindOf(entity: mapping.entity) }.map(\.number).sorted()
         }
-        try assignColumns(numbers: numbers, introspection: introspection)
+        try assignColumns(numbers: numbers, introspection: introspection, legacyOrderColumns: legacyOrderColumns)
     }
 
     private func number(_ entity: NSEntityDescription?) -> Int { mappings[entity?.name ?? ""]?.number ?? 0 }
 
-    private func assignColumns(numbers: [String: Int], introspection: [String: [String]]?) throws {
+    private func assignColumns(numbers: [String: Int], introspection: [String: [String]]?, legacyOrderColumns: Bool) throws {
         // Owner of each column name per table: the first entity (by number) that declares a property of
         // that name; a later entity of the hierarchy with its own property of the same name gets a suffix.
         var taken: [String: [String: String]] = [:]   // table → column → "Entity.property"
@@ -377,7 +381,7 @@ final class StoreSchema {
                     destinationColumn = destinationBase
                 }
                 let table = JoinTable(name: tableName, relationship: named, inverse: other, sourceColumn: sourceColumn,
-                                      destinationColumn: destinationColumn, ordered: ordered)
+                                      destinationColumn: destinationColumn, ordered: ordered, legacyOrderColumns: legacyOrderColumns)
                 if introspection?[tableName] == nil { unnamedJoinColumns.append(table) }
                 if let existing = introspection?[tableName] {
                     if let order = table.sourceOrderColumn, !existing.contains(order) { table.sourceOrderColumn = nil }

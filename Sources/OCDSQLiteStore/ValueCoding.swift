@@ -6,7 +6,9 @@ import OCDPredicate
 /// 2001-01-01, booleans as 0/1, UUIDs as 16 bytes, decimals as their text (read back from any numeric
 /// affinity), transformable values as the transformer's data.
 enum ValueCoding {
-    static func encode(_ value: Any?, _ attribute: NSAttributeDescription) throws -> SQLValue {
+    /// `marksExternalStorage`: false for a file of this project's first layout (`SQLiteStore.legacyLayout`),
+    /// whose externally storable values have no marker.
+    static func encode(_ value: Any?, _ attribute: NSAttributeDescription, marksExternalStorage: Bool = true) throws -> SQLValue {
         guard let value, !isNSNull(value) else { return .null }
         switch attribute.attributeType {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType:
@@ -23,14 +25,14 @@ enum ValueCoding {
         case .dateAttributeType:
             if let date = value as? Date { return .real(date.timeIntervalSinceReferenceDate) }
         case .binaryDataAttributeType:
-            if let data = value as? Data { return .blob(attribute.allowsExternalBinaryDataStorage ? ExternalStorage.inline(data) : data) }
+            if let data = value as? Data { return .blob(attribute.allowsExternalBinaryDataStorage && marksExternalStorage ? ExternalStorage.inline(data) : data) }
         case .UUIDAttributeType:
             if let uuid = value as? UUID { return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) }) }
         case .URIAttributeType:
             if let url = value as? URL { return .text(url.absoluteString) }
         case .transformableAttributeType:
             let data = try transform(value, attribute)
-            return .blob(attribute.allowsExternalBinaryDataStorage ? ExternalStorage.inline(data) : data)
+            return .blob(attribute.allowsExternalBinaryDataStorage && marksExternalStorage ? ExternalStorage.inline(data) : data)
         default:
             break
         }
@@ -73,7 +75,7 @@ enum ValueCoding {
             }
         case .binaryDataAttributeType:
             let data = statement.blob(column)
-            return attribute.allowsExternalBinaryDataStorage ? ExternalStorage.value(of: data, in: store?.externalDataFolder) : data
+            return attribute.allowsExternalBinaryDataStorage && store?.legacyLayout != true ? ExternalStorage.value(of: data, in: store?.externalDataFolder) : data
         case .UUIDAttributeType:
             let data = statement.blob(column)
             guard data.count == 16 else { return nil }
@@ -82,7 +84,7 @@ enum ValueCoding {
             return URL(string: statement.text(column))
         case .transformableAttributeType:
             let data = statement.blob(column)
-            if attribute.allowsExternalBinaryDataStorage {
+            if attribute.allowsExternalBinaryDataStorage && store?.legacyLayout != true {
                 return ExternalStorage.value(of: data, in: store?.externalDataFolder).flatMap { untransform($0, attribute) }
             }
             return untransform(data, attribute)

@@ -77,10 +77,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     }
 
     /// The keys of what the store itself records in its metadata.
-    static let keptMetadataKeys = [
+    package static let keptMetadataKeys = [
         NSStoreUUIDKey, NSStoreTypeKey, NSStoreModelVersionHashesKey, NSStoreModelVersionIdentifiersKey,
         NSStoreModelVersionHashesVersionKey, NSPersistenceFrameworkVersionKey,
-        "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey",
+        "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey", "OCDStoreFormat",
     ]
     /// The metadata and the count of its settings, together under one lock: a save on another thread reads
     /// both at once, so that it never records a newer count for older metadata. The count lets a store
