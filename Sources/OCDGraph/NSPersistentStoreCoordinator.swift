@@ -311,9 +311,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// With more than one store, begins the running save round in every store it will touch, in the
-    /// order the stores were added, before any of them does work: each store locks its file for the whole
-    /// round, and two coordinators locking two files in opposite orders would wait on each other until
-    /// one gave up. With one store the round begins at its first statement.
+    /// order of their files' paths (``lockOrder(_:)``), before any of them does work: each store locks
+    /// its file for the whole round, and two coordinators locking two files in opposite orders would wait
+    /// on each other until one gave up. With one store the round begins at its first statement.
     func beginSaveRound(inserted: [NSManagedObject], changed: [NSManagedObject]) throws {
         lock.lock()
         defer { lock.unlock() }
@@ -326,7 +326,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             if let store = object.objectID.persistentStore { touched.insert(ObjectIdentifier(store)) }
         }
         guard touched.count > 1 else { return }
-        for store in stores where touched.contains(ObjectIdentifier(store)) { try store.beginSaveRound() }
+        for store in Self.lockOrder(stores.filter { touched.contains(ObjectIdentifier($0)) }) { try store.beginSaveRound() }
+    }
+
+    /// The order in which a save round locks `stores`: by the path of their files, symbolic links
+    /// resolved, so that every coordinator and process locks the same files in the same order whatever
+    /// order it added them in. Stores without a file lock nothing and come first.
+    package static func lockOrder(_ stores: [NSPersistentStore]) -> [NSPersistentStore] {
+        let keyed = stores.map { store in (store, store.url.map { $0.standardizedFileURL.resolvingSymlinksInPath().path } ?? "") }
+        return keyed.sorted { $0.1 < $1.1 }.map(\.0)
     }
 
     /// Writes each store's changes, one store after the other in the order they were added, once every

@@ -93,6 +93,23 @@ import Testing
         #expect(try stores.stored("Beta") == ["Globex", "Old"])
     }
 
+    /// Locks are taken in the order of the files' paths, whatever order a coordinator added its stores
+    /// in: two coordinators (or processes) that added them differently still lock alike.
+    @Test func storesAreLockedInTheOrderOfTheirPaths() throws {
+        let folder = TemporaryFolder()
+        let model = TestModel.make()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let later = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: folder.file("B.sqlite"), options: nil)
+        let earlier = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: folder.file("A.sqlite"), options: nil)
+        let memory = try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+        #expect(NSPersistentStoreCoordinator.lockOrder([later, memory, earlier]).map { ObjectIdentifier($0) } == [memory, earlier, later].map { ObjectIdentifier($0) })
+        // Through a symbolic link, a file sorts by the path it points to.
+        let link = folder.file("0-link.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: folder.file("C.sqlite").path)
+        let linked = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: link, options: nil)
+        #expect(NSPersistentStoreCoordinator.lockOrder([linked, later, earlier]).map { ObjectIdentifier($0) } == [earlier, later, linked].map { ObjectIdentifier($0) })
+    }
+
     /// Stores added with a configuration open again, in a new coordinator, with the same configuration:
     /// their metadata records the whole model's hashes, of which the configuration's must match.
     @Test func storesOfConfigurationsOpenAgain() throws {
