@@ -43,7 +43,7 @@ extension NSManagedObjectContext {
             do {
                 // One store transaction for the IDs and the writes, as Core Data's saves are.
                 (result, sent) = try coordinator.performSaveTransaction {
-                    try coordinator.beginSaveRound(inserted: insertedNow, changed: updatedNow + deletedNow)
+                    try coordinator.beginSaveRound(inserted: insertedNow, changed: updatedNow + deletedNow, assigned: assignedStores)
                     try obtainPermanentIDs(for: insertedNow)
                     let (requests, sent) = try saveRequests(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
                     return (try coordinator.save(requests), sent)

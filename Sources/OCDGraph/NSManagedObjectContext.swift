@@ -67,6 +67,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     let backreference = Backreference()
     private var eventEndScheduled = false
     var inserted: [ObjectIdentifier: NSManagedObject] = [:]
+    /// The stores `assign(_:to:)` chose for inserted objects not yet given permanent IDs. Every object
+    /// here is in `inserted` (which holds it), and leaves both together.
+    var assignedStores: [ObjectIdentifier: NSPersistentStore] = [:]
     var updated: [ObjectIdentifier: NSManagedObject] = [:]
     var deleted: [ObjectIdentifier: NSManagedObject] = [:]
     // Since the last processPendingChanges, for delete propagation and ObjectsDidChange.
@@ -405,6 +408,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // Inserted, then deleted before a save: the object never existed.
         for (key, object) in inserted where object.status.contains(.deleted) {
             inserted[key] = nil
+            assignedStores[key] = nil
             deleted[key] = nil
             // Inserted in this event too: observers never heard of it, so they hear nothing. Announced in
             // an earlier event: they hear of its deletion.
@@ -482,6 +486,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         let restored = Array(updated.values) + Array(deleted.values.filter { !$0.objectID.isTemporaryID && inserted[ObjectIdentifier($0)] == nil })
         inserted = [:]
+        assignedStores = [:]
         updated = [:]
         deleted = [:]
         for object in restored {
@@ -511,6 +516,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         postObjectsDidChange(invalidatedAll: true)
         registry.removeAll()
         inserted = [:]
+        assignedStores = [:]
         updated = [:]
         deleted = [:]
         pendingDeletePropagation = []
@@ -580,6 +586,26 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     // MARK: IDs
 
+    /// Chooses the store a newly inserted object is saved to, among stores whose configuration holds its
+    /// entity (by default, the first such store). Stops with Apple's reason when the store does not hold
+    /// the entity, or the object is not a new object of this context.
+    public func assign(_ object: Any, to store: NSPersistentStore) {
+        assertQueue()
+        guard let object = object as? NSManagedObject else {
+            fatalError("assign(_:to:): \(object) is not a managed object.")
+        }
+        guard object.contextReference === backreference, object.isInserted, object.objectID.isTemporaryID else {
+            fatalError("assign(_:to:): \(object.objectID) is not a new object of this context; only newly inserted objects can be assigned to a store.")
+        }
+        guard persistentStoreCoordinator?.persistentStores.contains(where: { $0 === store }) == true else {
+            fatalError("assign(_:to:): the store \(store.url?.lastPathComponent ?? store.type) is not one of the context's coordinator.")
+        }
+        guard store.entities.contains(where: { $0.name == object.entity.name }) else {
+            fatalError("Can't assign an object to a store that does not contain the object's entity.")
+        }
+        assignedStores[ObjectIdentifier(object)] = store
+    }
+
     /// Gives the objects permanent IDs from their stores now, rather than at save.
     public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
         assertQueue()
@@ -590,16 +616,22 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         for object in temporary where object.contextReference != nil && object.contextReference !== backreference {
             fatalError("obtainPermanentIDs(for:): \(object.objectID) belongs to another context.")
         }
-        var byEntity: [ObjectIdentifier: [NSManagedObject]] = [:]
-        for object in temporary { byEntity[ObjectIdentifier(object.entity), default: []].append(object) }
+        // By entity and by the store `assign(_:to:)` chose (none: the entity's first store).
+        var groups: [[ObjectIdentifier?]: [NSManagedObject]] = [:]
+        for object in temporary {
+            let store = assignedStores[ObjectIdentifier(object)].map(ObjectIdentifier.init)
+            groups[[ObjectIdentifier(object.entity), store], default: []].append(object)
+        }
         // All IDs first, so that a failure leaves every object as it was.
         var assignments: [(NSManagedObject, NSManagedObjectID)] = []
-        for group in byEntity.values {
-            let ids = try coordinator.newObjectIDs(for: group[0].entity, count: group.count)
+        for group in groups.values {
+            let store = assignedStores[ObjectIdentifier(group[0])]
+            let ids = try coordinator.newObjectIDs(for: group[0].entity, count: group.count, in: store)
             assignments.append(contentsOf: zip(group, ids))
         }
         for (object, id) in assignments {
             registry.move(object, to: id, keepRegistered: object.contextReference === backreference)
+            assignedStores[ObjectIdentifier(object)] = nil
         }
     }
 

@@ -188,10 +188,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return store
     }
 
-    func newObjectIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
+    /// New permanent IDs from `store` (an `assign(_:to:)` choice), else from the entity's first store.
+    func newObjectIDs(for entity: NSEntityDescription, count: Int, in store: NSPersistentStore? = nil) throws -> [NSManagedObjectID] {
         lock.lock()
         defer { lock.unlock() }
-        return try store(for: entity).newObjectIDs(for: entity, count: count)
+        return try (store ?? self.store(for: entity)).newObjectIDs(for: entity, count: count)
     }
 
     func row(for objectID: NSManagedObjectID) -> StoreRow? {
@@ -314,13 +315,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// order of their files' paths (``lockOrder(_:)``), before any of them does work: each store locks
     /// its file for the whole round, and two coordinators locking two files in opposite orders would wait
     /// on each other until one gave up. With one store the round begins at its first statement.
-    func beginSaveRound(inserted: [NSManagedObject], changed: [NSManagedObject]) throws {
+    func beginSaveRound(inserted: [NSManagedObject], changed: [NSManagedObject], assigned: [ObjectIdentifier: NSPersistentStore] = [:]) throws {
         lock.lock()
         defer { lock.unlock() }
         guard stores.count > 1 else { return }
         var touched = Set<ObjectIdentifier>()
         for object in inserted {
-            if let store = object.objectID.persistentStore ?? (try? store(for: object.entity)) { touched.insert(ObjectIdentifier(store)) }
+            if let store = object.objectID.persistentStore ?? assigned[ObjectIdentifier(object)] ?? (try? store(for: object.entity)) { touched.insert(ObjectIdentifier(store)) }
         }
         for object in changed {
             if let store = object.objectID.persistentStore { touched.insert(ObjectIdentifier(store)) }

@@ -93,6 +93,37 @@ import Testing
         #expect(try stores.stored("Beta") == ["Globex", "Old"])
     }
 
+    /// `assign(_:to:)` saves a new object to the store it names; others go to the entity's first store.
+    @Test func assignChoosesTheStoreOfANewObject() throws {
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: TestModel.make(), url: folder.file("First.sqlite"))
+        let secondURL = folder.file("Second.sqlite")
+        let second = try stack.coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: secondURL, options: nil)
+        let acme = stack.insert("Company", ["name": "Acme"])
+        let globex = stack.insert("Company", ["name": "Globex"])
+        stack.context.assign(globex, to: second)
+        try stack.context.save()
+        #expect(acme.objectID.persistentStore === stack.store)
+        #expect(globex.objectID.persistentStore === second)
+        #expect(try RawSQL.rows(secondURL, "SELECT ZNAME FROM ZCOMPANY").compactMap { $0["ZNAME"] as? String } == ["Globex"])
+        #expect(try RawSQL.rows(folder.file("First.sqlite"), "SELECT ZNAME FROM ZCOMPANY").compactMap { $0["ZNAME"] as? String } == ["Acme"])
+        // Assignments are spent: the next new object goes to the first store again.
+        let initech = stack.insert("Company", ["name": "Initech"])
+        try stack.context.save()
+        #expect(initech.objectID.persistentStore === stack.store)
+    }
+
+    @Test func assigningToAStoreWithoutTheEntityStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let folder = TemporaryFolder()
+            let stores = try TwoStores(firstType: NSSQLiteStoreType, folder: folder)
+            let alpha = stores.insert("Alpha", "Acme")
+            stores.context.assign(alpha, to: stores.second)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("Can't assign an object to a store that does not contain the object's entity."))
+    }
+
     /// Locks are taken in the order of the files' paths, whatever order a coordinator added its stores
     /// in: two coordinators (or processes) that added them differently still lock alike.
     @Test func storesAreLockedInTheOrderOfTheirPaths() throws {
