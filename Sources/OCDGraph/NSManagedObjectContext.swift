@@ -552,11 +552,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             unprocessedUpdated[key] = nil
             object.status.remove(.updated)
             if flag, let row = fetched ?? storeRow(for: object.objectID) {
-                let transients = object.transientValues()
-                object.notifyingWholesaleChange {
-                    object.fill(from: row, in: self)
-                    object.restoreTransientValues(transients)
-                }
+                merge(row, into: object, keeping: [])
                 object.awakeFromSnapshotEvents(.refresh)
             } else {
                 object.turnIntoFault()
@@ -564,16 +560,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             unprocessedRefreshed[key] = object
             return
         }
-        let changes = object.changedValues()
-        let transients = object.transientValues()
         guard let row = fetched ?? storeRow(for: object.objectID) else { return }
-        object.notifyingWholesaleChange {
-            object.fill(from: row, in: self)
-            object.restoreTransientValues(transients)
-            object.inverseUpdateDepth += 1
-            for (name, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: name) }
-            object.inverseUpdateDepth -= 1
-        }
+        merge(row, into: object, keeping: nil)
         object.awakeFromSnapshotEvents(.refresh)
         unprocessedRefreshed[key] = object
     }

@@ -56,7 +56,7 @@ extension NSMergePolicy {
             if object.isDeleted {
                 object.committedRow = row
             } else {
-                context.merge(row, into: object, keeping: Set(object.changedValues().keys))
+                context.merge(row, into: object, keeping: nil)
             }
         case .mergeByPropertyStoreTrumpMergePolicyType:
             if object.isDeleted {
@@ -251,9 +251,11 @@ extension NSMergePolicy {
 
 extension NSManagedObjectContext {
     /// Makes `row` the object's committed row and its values the object's, except the properties
-    /// `keep`, which keep their in-memory values (a refresh that merges only some changes).
-    func merge(_ row: StoreRow, into object: NSManagedObject, keeping keep: Set<String>) {
-        let kept = object.changedValues().filter { keep.contains($0.key) }
+    /// `keep` (nil: every changed one), which keep their in-memory values; transient values stay. A
+    /// refresh that merges changes, and the merge policies that take the stored row, both end here.
+    func merge(_ row: StoreRow, into object: NSManagedObject, keeping keep: Set<String>?) {
+        let changes = keep?.isEmpty == true ? [:] : object.changedValues()
+        let kept = keep.map { keep in changes.filter { keep.contains($0.key) } } ?? changes
         let transients = object.transientValues()
         object.notifyingWholesaleChange {
             object.fill(from: row, in: self)
