@@ -79,19 +79,19 @@ let package = Package(
         // Test helpers: the shared fixtures (real models and stores from Apple platforms).
         .target(name: "OCDTestSupport", dependencies: ["CSQLite", "OCDModel"]),
 
-        .testTarget(name: "OCDPredicateTests", dependencies: ["OCDPredicate", "CDToolKit"]),
+        .testTarget(name: "OCDPredicateTests", dependencies: ["OCDPredicate", "CDToolKit", "OCDTestSupport"]),
         .testTarget(name: "OCDModelTests", dependencies: ["OCDModel", "OCDTestSupport"]),
         // Compiles the client shape of decision D1: `import Foundation` + `import OpenCoreData`, both orders.
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData"]),
         .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit", "OCDTestSupport", "CSQLite"]),
         // The object graph on the in-memory store: managed objects, contexts, coordinator, container.
-        .testTarget(name: "OCDGraphTests", dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDStore", "CSwiftRuntime"]),
+        .testTarget(name: "OCDGraphTests", dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDStore", "CSwiftRuntime", "OCDTestSupport"]),
         // The SQLite store: file format, fixture stores, SQL translation, locking, bad files.
         .testTarget(name: "OCDSQLiteStoreTests", dependencies: ["OCDGraph", "OCDSQLiteStore", "OCDInMemoryStore", "OCDStore", "OCDTestSupport", "CSQLite"]),
         // The store conformance suite: OCDGraphTests' files (symbolic links) run again on an SQLite store.
         .testTarget(
             name: "OCDSQLiteConformanceTests",
-            dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDSQLiteStore", "OCDStore", "CSwiftRuntime"],
+            dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDSQLiteStore", "OCDStore", "CSwiftRuntime", "OCDTestSupport"],
             swiftSettings: [.define("OCD_SQLITE_CONFORMANCE")]
         ),
         // The macros' expansions and diagnostics, as text.

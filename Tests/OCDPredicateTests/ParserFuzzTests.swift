@@ -1,4 +1,5 @@
 import Foundation
+import OCDTestSupport
 import Testing
 @testable import OCDPredicate
 import class OCDPredicate.NSPredicate
@@ -8,18 +9,6 @@ import class OCDPredicate.NSPredicate
 /// to an equal predicate.
 @Suite("Parser fuzzing")
 struct ParserFuzzTests {
-    /// A deterministic generator, so a failure can be reproduced from its seed.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let seeds: [String] = {
         var formats = SharedSpec.predicateCases().map(\.format)
         formats += [
@@ -57,7 +46,7 @@ struct ParserFuzzTests {
     }
 
     @Test func randomFragmentSequencesNeverCrash() {
-        var random = SplitMix64(state: 0x5EED)
+        var random = SplitMix64(seed: 0x5EED)
         for _ in 0..<4000 {
             let count = Int.random(in: 1...14, using: &random)
             let format = (0..<count).map { _ in Self.fragments.randomElement(using: &random)! }.joined(separator: Bool.random(using: &random) ? " " : "")
@@ -66,7 +55,7 @@ struct ParserFuzzTests {
     }
 
     @Test func mutatedValidFormatsNeverCrash() {
-        var random = SplitMix64(state: 0xC0FFEE)
+        var random = SplitMix64(seed: 0xC0FFEE)
         for _ in 0..<4000 {
             var characters = Array(Self.seeds.randomElement(using: &random)!)
             for _ in 0..<Int.random(in: 1...3, using: &random) {
@@ -82,7 +71,7 @@ struct ParserFuzzTests {
     }
 
     @Test func randomBytesNeverCrash() {
-        var random = SplitMix64(state: 42)
+        var random = SplitMix64(seed: 42)
         for _ in 0..<2000 {
             let bytes = (0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             Self.check(String(decoding: bytes, as: UTF8.self))

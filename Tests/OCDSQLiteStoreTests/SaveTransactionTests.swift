@@ -50,66 +50,63 @@ private let failingCommits = Atomic<Int>(0)
         try other.context.save()
         #expect(!keys.contains(try #require(other.store.primaryKey(of: initech.objectID))))
         try stack.context.save()
-        let names = try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY ORDER BY ZNAME").compactMap { $0["ZNAME"] as? String }
-        #expect(names == ["Acme", "Globex", "Initech"])
+        #expect(try companyNames(url) == ["Acme", "Globex", "Initech"])
         withExtendedLifetime(other) {}
+    }
+
+    /// A stack whose save of Acme and Globex lost its COMMIT and then its raising of `Z_MAX` again (two
+    /// failed commits, after a seeded Company): the two objects hold keys above `Z_MAX`. `body` runs with
+    /// the hook still installed (and failing nothing).
+    private func withKeysHeldAboveTheMaximum(_ body: (SQLiteStack, URL, [NSManagedObject]) throws -> Void) throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        let handle = try failCommits(of: stack)
+        defer { sqlite3_commit_hook(handle, nil, nil) }
+        _ = stack.insert("Company", ["name": "Seed"])
+        try stack.context.save()
+        let held = [stack.insert("Company", ["name": "Acme"]), stack.insert("Company", ["name": "Globex"])]
+        failingCommits.store(2, ordering: .relaxed)
+        #expect(throws: (any Error).self) { try stack.context.save() }
+        failingCommits.store(0, ordering: .relaxed)
+        try body(stack, url, held)
+    }
+
+    private func companyNames(_ url: URL) throws -> [String] {
+        try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY ORDER BY ZNAME").compactMap { $0["ZNAME"] as? String }
     }
 
     /// When a round's COMMIT fails and so does raising `Z_MAX` again, its objects hold keys above
     /// `Z_MAX`: once they are saved, a new object's key must still come above theirs, so the store reads
     /// the table's largest key again rather than trusting a check made before.
     @Test func keysHeldAboveTheMaximumAreNeverHandedOutAgain() throws {
-        let folder = TemporaryFolder()
-        let url = folder.file()
-        let stack = try SQLiteStack(model: TestModel.make(), url: url)
-        let handle = try failCommits(of: stack)
-        defer { sqlite3_commit_hook(handle, nil, nil) }
-        _ = stack.insert("Company", ["name": "Seed"])
-        try stack.context.save()
+        try withKeysHeldAboveTheMaximum { stack, url, objects in
+            let held = try objects.map { try #require(stack.store.primaryKey(of: $0.objectID)) }
+            let maximum = try RawSQL.rows(url, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Company'").first?["Z_MAX"] as? Int64
+            #expect((maximum ?? 0) < held.max()!, "the second failed commit kept Z_MAX below the held keys")
 
-        let acme = stack.insert("Company", ["name": "Acme"])
-        let globex = stack.insert("Company", ["name": "Globex"])
-        failingCommits.store(2, ordering: .relaxed)
-        #expect(throws: (any Error).self) { try stack.context.save() }
-        failingCommits.store(0, ordering: .relaxed)
-        let held = try [acme, globex].map { try #require(stack.store.primaryKey(of: $0.objectID)) }
-        let maximum = try RawSQL.rows(url, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Company'").first?["Z_MAX"] as? Int64
-        #expect((maximum ?? 0) < held.max()!, "the second failed commit kept Z_MAX below the held keys")
-
-        try stack.context.save()
-        let initech = stack.insert("Company", ["name": "Initech"])
-        try stack.context.save()
-        #expect(try #require(stack.store.primaryKey(of: initech.objectID)) > held.max()!)
-        let names = try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY ORDER BY ZNAME").compactMap { $0["ZNAME"] as? String }
-        #expect(names == ["Acme", "Globex", "Initech", "Seed"])
+            try stack.context.save()
+            let initech = stack.insert("Company", ["name": "Initech"])
+            try stack.context.save()
+            #expect(try #require(stack.store.primaryKey(of: initech.objectID)) > held.max()!)
+            #expect(try companyNames(url) == ["Acme", "Globex", "Initech", "Seed"])
+        }
     }
 
     /// The same, but with a new object inserted before the held keys are saved: neither Z_MAX nor the
     /// table shows those keys then, and the store must still not hand one out again (two objects of one
     /// context would share an ID, and the save would fail on Z_PK's uniqueness for ever).
     @Test func keysHeldAboveTheMaximumAreNotHandedOutBeforeTheyAreSaved() throws {
-        let folder = TemporaryFolder()
-        let url = folder.file()
-        let stack = try SQLiteStack(model: TestModel.make(), url: url)
-        let handle = try failCommits(of: stack)
-        defer { sqlite3_commit_hook(handle, nil, nil) }
-        _ = stack.insert("Company", ["name": "Seed"])
-        try stack.context.save()
-
-        let acme = stack.insert("Company", ["name": "Acme"])
-        let globex = stack.insert("Company", ["name": "Globex"])
-        failingCommits.store(2, ordering: .relaxed)
-        #expect(throws: (any Error).self) { try stack.context.save() }
-        failingCommits.store(0, ordering: .relaxed)
-
-        let initech = stack.insert("Company", ["name": "Initech"])
-        try stack.context.obtainPermanentIDs(for: [initech])
-        let keys = try [acme, globex, initech].map { try #require(stack.store.primaryKey(of: $0.objectID)) }
-        #expect(Set(keys).count == 3, "keys \(keys)")
-        for object in [acme, globex, initech] { #expect(stack.context.object(with: object.objectID) === object) }
-        try stack.context.save()
-        let names = try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY ORDER BY ZNAME").compactMap { $0["ZNAME"] as? String }
-        #expect(names == ["Acme", "Globex", "Initech", "Seed"])
+        try withKeysHeldAboveTheMaximum { stack, url, held in
+            let initech = stack.insert("Company", ["name": "Initech"])
+            try stack.context.obtainPermanentIDs(for: [initech])
+            let objects = held + [initech]
+            let keys = try objects.map { try #require(stack.store.primaryKey(of: $0.objectID)) }
+            #expect(Set(keys).count == 3, "keys \(keys)")
+            for object in objects { #expect(stack.context.object(with: object.objectID) === object) }
+            try stack.context.save()
+            #expect(try companyNames(url) == ["Acme", "Globex", "Initech", "Seed"])
+        }
     }
 
     /// The only store of a save finds version conflicts in its writes, as Core Data's SQL does, instead of

@@ -18,25 +18,12 @@ final class EnumBox: NSManagedObject {
 
 @Suite struct ManagedEnumTests {
     private func context() throws -> (NSPersistentStoreCoordinator, NSManagedObjectContext) {
-        NSManagedObjectModel.registerManagedObjectClass(EnumBox.self, forName: "EnumBox")
         let entity = NSEntityDescription()
         entity.name = "EnumBox"
         entity.managedObjectClassName = "EnumBox"
-        func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            return attribute
-        }
-        entity.properties = [attribute("status", .integer16AttributeType), attribute("mood", .stringAttributeType),
-                             attribute("small", .integer16AttributeType), attribute("tiny", .integer16AttributeType)]
-        let model = NSManagedObjectModel()
-        model.entities = [entity]
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
-        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        context.persistentStoreCoordinator = coordinator
-        return (coordinator, context)
+        entity.properties = [testAttribute("status", .integer16AttributeType), testAttribute("mood", .stringAttributeType),
+                             testAttribute("small", .integer16AttributeType), testAttribute("tiny", .integer16AttributeType)]
+        return try oneEntityContext(entity, class: EnumBox.self)
     }
 
     @Test func enumsAreStoredAsTheirRawValues() throws {

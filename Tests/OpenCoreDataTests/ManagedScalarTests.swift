@@ -25,16 +25,9 @@ final class ScalarBox: NSManagedObject {
 }
 
 private func scalarContext() throws -> (NSPersistentStoreCoordinator, NSManagedObjectContext) {
-    NSManagedObjectModel.registerManagedObjectClass(ScalarBox.self, forName: "ScalarBox")
     let entity = NSEntityDescription()
     entity.name = "Box"
     entity.managedObjectClassName = "ScalarBox"
-    func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
-        let attribute = NSAttributeDescription()
-        attribute.name = name
-        attribute.attributeType = type
-        return attribute
-    }
     let friends = NSRelationshipDescription()
     friends.name = "friends"
     friends.destinationEntity = entity
@@ -46,20 +39,14 @@ private func scalarContext() throws -> (NSPersistentStoreCoordinator, NSManagedO
     friends.inverseRelationship = fans
     fans.inverseRelationship = friends
     entity.properties = [
-        attribute("i16", .integer16AttributeType), attribute("i32", .integer32AttributeType),
-        attribute("i64", .integer64AttributeType), attribute("d", .doubleAttributeType),
-        attribute("f", .floatAttributeType), attribute("b", .booleanAttributeType),
-        attribute("oi16", .integer16AttributeType), attribute("oi64", .integer64AttributeType),
-        attribute("od", .doubleAttributeType), attribute("ob", .booleanAttributeType),
-        attribute("name", .stringAttributeType), friends, fans,
+        testAttribute("i16", .integer16AttributeType), testAttribute("i32", .integer32AttributeType),
+        testAttribute("i64", .integer64AttributeType), testAttribute("d", .doubleAttributeType),
+        testAttribute("f", .floatAttributeType), testAttribute("b", .booleanAttributeType),
+        testAttribute("oi16", .integer16AttributeType), testAttribute("oi64", .integer64AttributeType),
+        testAttribute("od", .doubleAttributeType), testAttribute("ob", .booleanAttributeType),
+        testAttribute("name", .stringAttributeType), friends, fans,
     ]
-    let model = NSManagedObjectModel()
-    model.entities = [entity]
-    let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-    try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
-    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-    context.persistentStoreCoordinator = coordinator
-    return (coordinator, context)
+    return try oneEntityContext(entity, class: ScalarBox.self)
 }
 
 @Suite struct ManagedScalarTests {
