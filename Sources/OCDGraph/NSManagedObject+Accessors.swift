@@ -8,9 +8,18 @@ import OCDStore
 extension NSManagedObject {
     /// The getter of a `@Managed` property: the modeled value of `key` as the property's type. A nil
     /// scalar reads as zero and an empty to-many as an empty collection, as Xcode's codegen reads them.
+    ///
+    /// Like the accessors Core Data generates, it reads the stored value itself rather than calling the
+    /// overridable `primitiveValue(forKey:)` (a `primitive<Key>` accessor the class declares still wins).
     public func managedValue<T>(forKey key: String) -> T {
         willAccessValue(forKey: key)
-        let value = primitiveValue(forKey: key)
+        // An integer held unboxed (`SlotValues`) goes out as it is: no `NSNumber` made and taken apart.
+        if T.self == Int64.self || T.self == Int.self, !sharedKeyTable.hasPrimitiveAccessors,
+           let slot = layout.slot(named: key), let integer = SlotValues.unboxedInteger(slots.storage[slot]) {
+            didAccessValue(forKey: key)
+            return T.self == Int64.self ? integer as! T : Int(integer) as! T
+        }
+        let value = kvcPrimitiveValue(forKey: key)
         didAccessValue(forKey: key)
         guard let converted = ManagedValueCoercion.convert(value, to: T.self) else {
             fatalError("@Managed property '\(key)' of \(entity.name ?? "?") has type \(T.self), which cannot hold the stored value \(value.map { "\($0) of type \(type(of: $0))" } ?? "nil").")

@@ -251,7 +251,8 @@ extension NSManagedObject {
                 change.oldValue = old
             }
         } else {
-            change.oldValue = slots[slot]
+            // As held: an unboxed integer is boxed only if an observer or the event's values hand it out.
+            change.oldValue = slots.storage[slot]
         }
         pendingChanges.append((slot, change))
         // Persistent properties only, as Apple documents for changedValuesForCurrentEvent().
@@ -305,7 +306,7 @@ extension NSManagedObject {
     private func observedValues(kind: NSKeyValueChange, key: String, change: PendingChange, objects: Set<AnyHashable>?, slot: Int) -> (Any?, Any?) {
         switch kind {
         case .setting:
-            return (change.oldValue, publicValue(slot: slot))
+            return (SlotValues.boxed(change.oldValue), publicValue(slot: slot))
         case .insertion:
             let old = Set((change.oldObjects ?? []).map(ObjectIdentifier.init))
             let inserted = (objects ?? []).compactMap { $0.base as? NSManagedObject }.filter { !old.contains(ObjectIdentifier($0)) }
@@ -315,7 +316,7 @@ extension NSManagedObject {
             let removed = (objects ?? []).compactMap { $0.base as? NSManagedObject }.filter { old.contains(ObjectIdentifier($0)) }
             return (Set(removed), nil)
         case .replacement:
-            return (change.oldValue, publicValue(slot: slot))
+            return (SlotValues.boxed(change.oldValue), publicValue(slot: slot))
         }
     }
 
@@ -465,7 +466,8 @@ extension NSManagedObject: KeyPathNaming {
 }
 
 
-/// Attribute values in their stored form: numbers as `NSNumber`, strings as `String`, and so on.
+/// Attribute values in their stored form: numbers as `NSNumber` (`Int`s and `Int64`s of integer attributes
+/// as unboxed `Int64`, see `SlotValues`), strings as `String`, and so on.
 enum AttributeValues {
     static func normalize(_ value: Any?, for attribute: NSAttributeDescription, of object: NSManagedObject) -> Any? {
         guard let value else { return nil }
@@ -478,8 +480,13 @@ enum AttributeValues {
         }
         let normalized: Any?
         switch attribute.attributeType {
-        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
-             .doubleAttributeType, .booleanAttributeType:
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            // Held unboxed (see `SlotValues`): no `NSNumber` for the common integer types.
+            let type = Swift.type(of: value)
+            if type == Int64.self { normalized = value }
+            else if type == Int.self { normalized = Int64(value as! Int) }
+            else { normalized = ManagedValueCoercion.number(from: value) }
+        case .doubleAttributeType, .booleanAttributeType:
             normalized = ManagedValueCoercion.number(from: value)
         case .floatAttributeType:
             // Held as a Float, as the store reads it back: 0.1 set as a Double must compare in memory as

@@ -66,7 +66,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     // and write of a class property were 5 % of inserting and reading objects.
 
     /// Current values by slot. A to-many slot holds a `ToManyStorage`, or nil while not loaded.
-    @exclusivity(unchecked) var slots: [Any?]
+    @exclusivity(unchecked) var slots: SlotValues
     /// The values last fetched or saved (nil for a new object).
     @exclusivity(unchecked) var committedRow: StoreRow?
     /// A row already fetched for this fault, so firing it needs no store trip.
@@ -390,7 +390,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         for (index, kind) in layout.kinds.enumerated() {
             switch kind {
             case .attribute:
-                slots[index] = row.values[index]
+                slots.storage[index] = row.values.storage[index]
             case .transientAttribute:
                 slots[index] = (layout.properties[index] as? NSAttributeDescription)?.defaultValue
             case .toOne:
@@ -564,9 +564,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 let committed = committedRow?.values[slot] as? NSManagedObjectID
                 if current?.objectID != committed, !body(slot, property.name, { current ?? NSNull() }) { return }
             case .attribute, .transientAttribute:
-                let current = attributeValue(slot: slot)
-                let committed = committedRow?.values[slot] ?? nil
-                if !Self.valuesEqual(current, committed), !body(slot, property.name, { current ?? NSNull() }) { return }
+                // As held (integers maybe unboxed): comparing needs no `NSNumber`; only a reported value is boxed.
+                let current = storedAttributeValue(slot: slot)
+                let committed = committedRow?.values.storage[slot] ?? nil
+                if !Self.valuesEqual(current, committed), !body(slot, property.name, { SlotValues.boxed(current) ?? NSNull() }) { return }
             }
         }
     }
@@ -574,19 +575,24 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// An attribute's stored value: from the class's custom primitive accessor when it has one (the value
     /// then lives in the subclass's own storage), else from the slot.
     func attributeValue(slot: Int) -> Any? {
-        guard sharedKeyTable.hasPrimitiveAccessors else { return slots[slot] }
+        SlotValues.boxed(storedAttributeValue(slot: slot))
+    }
+
+    /// ``attributeValue(slot:)`` as a row holds it: an integer maybe unboxed (see `SlotValues`).
+    func storedAttributeValue(slot: Int) -> Any? {
+        guard sharedKeyTable.hasPrimitiveAccessors else { return slots.storage[slot] }
         let property = layout.properties[slot]
         if let accessor = keyTable.primitiveAccessors[property.name], let attribute = property as? NSAttributeDescription {
             return AttributeValues.normalize(accessor.get(self), for: attribute, of: self)
         }
-        return slots[slot]
+        return slots.storage[slot]
     }
 
     /// Old values of the persistent properties changed since the last `processPendingChanges()`.
     public func changedValuesForCurrentEvent() -> [String: Any] {
         var result: [String: Any] = [:]
         for (slot, entry) in eventOldValues.enumerated() {
-            if case .recorded(let old) = entry { result[layout.properties[slot].name] = old ?? NSNull() }
+            if case .recorded(let old) = entry { result[layout.properties[slot].name] = SlotValues.boxed(old) ?? NSNull() }
         }
         return result
     }
@@ -628,6 +634,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         case (nil, nil): return true
         case (nil, _), (_, nil): return false
         case let (x?, y?):
+            // Unboxed integers (`SlotValues`) by value; against any other form, as the `NSNumber` they stand for.
+            let xInteger = SlotValues.unboxedInteger(x), yInteger = SlotValues.unboxedInteger(y)
+            if let xInteger, let yInteger { return xInteger == yInteger }
+            if xInteger != nil || yInteger != nil { return valuesEqual(SlotValues.boxed(x), SlotValues.boxed(y)) }
             // Class instances first, by identity (an unchanged value is the very object its row holds),
             // then `isEqual(_:)`: the cast to `AnyHashable` below costs a conformance lookup.
             if Swift.type(of: x) is AnyClass, Swift.type(of: y) is AnyClass {

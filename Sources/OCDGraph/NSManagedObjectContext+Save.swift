@@ -205,9 +205,9 @@ extension NSManagedObjectContext {
             case .toOne:
                 values[slot] = (object.slots[slot] as? NSManagedObject)?.objectID
             default:
-                values[slot] = object.attributeValue(slot: slot)
+                values[slot] = object.storedAttributeValue(slot: slot)
             }
         }
-        return StoreRow(objectID: object.objectID, version: version, values: values)
+        return StoreRow(objectID: object.objectID, version: version, values: SlotValues(values))
     }
 }

@@ -373,7 +373,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     switch step {
                     case .attribute(let slot, let position, let attribute):
                         // Initializing over a nil is safe: a nil `Any?` owns nothing to release.
-                        (base + slot).initialize(to: ValueCoding.decode(statement, position, attribute, store: store))
+                        (base + slot).initialize(to: ValueCoding.decodeStored(statement, position, attribute, store: store))
                     case .toOne(let slot, let position, let entityPosition, let relationship):
                         guard !statement.isNull(position) else { continue }
                         var destination = relationship.destinationEntity
@@ -388,7 +388,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 }
                 initialized = count
             }
-            return StoreRow(objectID: id, version: statement.int64(2), values: values)
+            return StoreRow(objectID: id, version: statement.int64(2), values: SlotValues(values))
         }
     }
 
@@ -797,7 +797,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         values.reserveCapacity(values.count + columns.count + 2)
         // Through the buffer: an `Array` subscript hands each `Any?` out as a copy (a value-witness call),
         // the buffer's lends it to `encode`.
-        try row.values.withUnsafeBufferPointer { rowValues in
+        try row.values.storage.withUnsafeBufferPointer { rowValues in
             for (index, written) in columns.enumerated() where set.contains(index) {
                 if let attribute = written.attribute {
                     values.append(try ValueCoding.encode(rowValues[written.slot], attribute, marksExternalStorage: !legacyLayout))

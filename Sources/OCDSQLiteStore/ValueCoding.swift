@@ -1,6 +1,7 @@
 import Foundation
 import OCDModel
 import OCDPredicate
+import OCDStore
 
 /// Attribute values to and from SQLite as Core Data encodes them (spec §3): dates as seconds since
 /// 2001-01-01, booleans as 0/1, UUIDs as 16 bytes, decimals as their text (read back from any numeric
@@ -12,6 +13,7 @@ enum ValueCoding {
         guard let value, !isNSNull(value) else { return .null }
         switch attribute.attributeType {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType:
+            if let integer = SlotValues.unboxedInteger(value) { return .integer(attribute.attributeType == .booleanAttributeType ? (integer != 0 ? 1 : 0) : integer) }
             if let number = value as? NSNumber { return .integer(number.int64Value) }
             if let bool = value as? Bool { return .integer(bool ? 1 : 0) }
         case .doubleAttributeType, .floatAttributeType:
@@ -39,12 +41,18 @@ enum ValueCoding {
         throw SQLiteStoreError.unencodable("The value \(value) (\(type(of: value))) of the attribute \(attribute.entity?.name ?? "?").\(attribute.name) cannot be stored as \(attribute.attributeType).")
     }
 
-    /// `store`: the store whose file the statement reads, for values Core Data kept outside it.
+    /// The value of `column` as a caller outside the store expects it (integers as `NSNumber`s).
     static func decode(_ statement: Statement, _ column: Int32, _ attribute: NSAttributeDescription, store: SQLiteStore? = nil) -> Any? {
+        SlotValues.boxed(decodeStored(statement, column, attribute, store: store))
+    }
+
+    /// The value of `column` as a row holds it: an integer attribute's value unboxed (see `SlotValues`).
+    /// `store`: the store whose file the statement reads, for values Core Data kept outside it.
+    static func decodeStored(_ statement: Statement, _ column: Int32, _ attribute: NSAttributeDescription, store: SQLiteStore? = nil) -> Any? {
         if statement.isNull(column) { return nil }
         switch attribute.attributeType {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
-            return NSNumber(value: numeric(statement, column))
+            return numeric(statement, column)
         case .booleanAttributeType:
             return NSNumber(value: numeric(statement, column) != 0)
         case .doubleAttributeType:

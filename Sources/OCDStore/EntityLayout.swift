@@ -31,7 +31,7 @@ public final class EntityLayout: @unchecked Sendable {
     public let kinds: [SlotKind]
 
     /// One nil per slot: the starting values of an object, shared until written.
-    public let nilValues: [Any?]
+    public let nilValues: SlotValues
 
     /// Whether every slot is a persistent attribute: an object's values are then its row's values as they are.
     public let hasOnlyPersistentAttributes: Bool
@@ -67,7 +67,7 @@ public final class EntityLayout: @unchecked Sendable {
             if !property.isTransient { persistent.append(index) }
         }
         self.kinds = kinds
-        self.nilValues = Array(repeating: nil, count: properties.count)
+        self.nilValues = SlotValues(Array(repeating: nil, count: properties.count))
         self.hasOnlyPersistentAttributes = kinds.allSatisfy { $0 == .attribute }
         self.slotByName = slots
         self.slotIndex = NameIndex(slots)
@@ -92,22 +92,28 @@ public final class EntityLayout: @unchecked Sendable {
 /// values by slot of the entity's ``EntityLayout``. Rows are immutable and shared.
 ///
 /// Values are `nil` for NULL; an attribute's value has the attribute type's Swift representation
-/// (`NSNumber` for numbers and booleans, `String`, `Date`, `Data`, `Decimal`, `UUID`, `URL`, or the
+/// (`NSNumber` for numbers and booleans, though ``values`` may hold an integer as an `Int64` and box it when read; `String`, `Date`, `Data`, `Decimal`, `UUID`, `URL`, or the
 /// transformed object). A to-one relationship holds an `NSManagedObjectID` or nil. A to-many relationship
 /// holds `[NSManagedObjectID]` when the store knows it cheaply, or nil to mean "ask the store".
 public final class StoreRow: @unchecked Sendable {
     public let objectID: NSManagedObjectID
     public let version: Int64
-    public let values: [Any?]
+    /// The values by slot (integers possibly unboxed: see ``SlotValues``).
+    public let values: SlotValues
     /// False for a row fetched without its values (``StoreFetchPlan/needsValues``): `values` are then all
     /// nil and say nothing about the stored object.
     public let hasValues: Bool
 
-    public init(objectID: NSManagedObjectID, version: Int64, values: [Any?], hasValues: Bool = true) {
+    public init(objectID: NSManagedObjectID, version: Int64, values: SlotValues, hasValues: Bool = true) {
         self.objectID = objectID
         self.version = version
         self.values = values
         self.hasValues = hasValues
+    }
+
+    /// A row of `values` as they are (integers as `NSNumber`s or unboxed `Int64`s).
+    public convenience init(objectID: NSManagedObjectID, version: Int64, values: [Any?], hasValues: Bool = true) {
+        self.init(objectID: objectID, version: version, values: SlotValues(values), hasValues: hasValues)
     }
 
     public var layout: EntityLayout { EntityLayout.of(objectID.entity) }

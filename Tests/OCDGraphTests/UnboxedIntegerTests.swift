@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+import OCDGraph
+import OCDModel
+import OCDStore
+import OCDPredicate
+import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSSortDescriptor
+
+/// A Department class with typed accessors written as `@Managed` writes them.
+final class TypedDepartment: NSManagedObject, @unchecked Sendable {
+    static let className = String(reflecting: TypedDepartment.self)
+    /// Counts calls of the overridable `primitiveValue(forKey:)`, which generated getters do not make.
+    nonisolated(unsafe) static var primitiveReads = 0
+
+    var budget: Int64 { get { managedValue(forKey: "budget") } set { setManagedValue(newValue, forKey: "budget") } }
+    var budgetAsInt: Int { managedValue(forKey: "budget") }
+    var budgetAsDouble: Double { managedValue(forKey: "budget") }
+    var budgetAsNumber: NSNumber? { managedValue(forKey: "budget") }
+    var name: String? { get { managedValue(forKey: "name") } set { setManagedValue(newValue, forKey: "name") } }
+
+    override func primitiveValue(forKey key: String) -> Any? {
+        Self.primitiveReads += 1
+        return super.primitiveValue(forKey: key)
+    }
+}
+
+/// Integer attribute values may be held as plain `Int64`s instead of `NSNumber`s (`SlotValues`: no
+/// allocation per value). Every way a value leaves the object or a store must still hand out the
+/// `NSNumber` Core Data hands out, and the two forms must compare as the same value.
+@Suite struct UnboxedIntegerTests {
+    /// Whether `value` is an `NSNumber` object, not a Swift integer that a cast could bridge.
+    private func isNumberObject(_ value: Any?) -> Bool {
+        guard let value else { return false }
+        return type(of: value) is NSNumber.Type
+    }
+
+    private func stack() throws -> TestStack {
+        NSManagedObjectModel.registerManagedObjectClass(TypedDepartment.self, forName: TypedDepartment.className)
+        let model = TestModel.make { entities, _ in
+            entities["Department"]!.managedObjectClassName = TypedDepartment.className
+        }
+        return try TestStack(model: model)
+    }
+
+    @Test func integersSetAsSwiftIntegersAreReadAsNumbers() throws {
+        let stack = try stack()
+        let department = stack.insert("Department", ["name": "R&D", "budget": Int64(5_000_000_000)])
+        let employee = stack.insert("Employee", ["name": "Ann", "age": 42])
+        for value in [department.value(forKey: "budget"), department.primitiveValue(forKey: "budget"),
+                      employee.value(forKey: "age"), department.changedValues()["budget"],
+                      department.dictionaryWithValues(forKeys: ["budget"])["budget"], department.value(forKeyPath: "budget")] {
+            #expect(isNumberObject(value), "\(String(describing: value)) of type \(value.map { "\(type(of: $0))" } ?? "nil")")
+        }
+        #expect(department.value(forKey: "budget") as? Int == 5_000_000_000)
+        #expect(department.value(forKey: "budget") as? Double == 5e9)
+        #expect(employee.value(forKey: "age") as? Int16 == 42)
+        #expect((department.value(forKey: "budget") as? NSNumber)?.int64Value == 5_000_000_000)
+    }
+
+    @Test func storedIntegersAreReadAsNumbersEverywhere() throws {
+        let stack = try stack()
+        stack.insert("Department", ["name": "R&D", "budget": Int64(7)])
+        try stack.context.save()
+
+        let context = stack.newContext()
+        let department = try #require(try stack.fetch("Department", in: context).first)
+        #expect(department.isFault)
+        #expect(isNumberObject(department.value(forKey: "budget")))
+        #expect(isNumberObject(department.committedValues(forKeys: ["budget"])["budget"]))
+        department.setValue(Int64(8), forKey: "budget")
+        #expect(isNumberObject(department.changedValuesForCurrentEvent()["budget"]))
+        #expect((department.changedValuesForCurrentEvent()["budget"] as? NSNumber)?.intValue == 7)
+
+        let request = NSFetchRequest<NSDictionary>(entityName: "Department")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["budget"]
+        let row = try #require(try stack.context.fetch(request).first)
+        #expect(isNumberObject(row["budget"]))
+        #expect((row["budget"] as? NSNumber)?.intValue == 7)
+    }
+
+    @Test func observersGetNumbers() throws {
+        let stack = try stack()
+        let department = stack.insert("Department", ["name": "R&D", "budget": Int64(1)])
+        var seen: [(Any?, Any?)] = []
+        let token = department.observeValue(forKey: "budget", options: [.old, .new]) { _, _, old, new, _, _ in seen.append((old, new)) }
+        department.setValue(Int64(2), forKey: "budget")
+        withExtendedLifetime(token) {}
+        #expect(seen.count == 1)
+        #expect(isNumberObject(seen.first?.0) && isNumberObject(seen.first?.1))
+        #expect((seen.first?.0 as? NSNumber)?.intValue == 1 && (seen.first?.1 as? NSNumber)?.intValue == 2)
+    }
+
+    @Test func aNumberAndTheSameSwiftIntegerAreTheSameValue() throws {
+        let stack = try stack()
+        let unboxed = stack.insert("Department", ["name": "A", "budget": Int64(5)])
+        let boxed = stack.insert("Department", ["name": "B", "budget": NSNumber(value: 5)])
+        try stack.context.save()
+        // Setting the stored value in the other form changes nothing.
+        unboxed.setValue(NSNumber(value: 5), forKey: "budget")
+        boxed.setValue(Int64(5), forKey: "budget")
+        boxed.setValue(5, forKey: "budget")
+        #expect(unboxed.changedValues().isEmpty)
+        #expect(boxed.changedValues().isEmpty)
+        unboxed.setValue(NSNumber(value: 6), forKey: "budget")
+        #expect((unboxed.changedValues()["budget"] as? NSNumber)?.intValue == 6)
+        // Both forms match predicates and sort alike, in memory and in the store.
+        let matching = try stack.fetch("Department", "budget == 5")
+        #expect(matching.map { $0.value(forKey: "name") as? String } == ["B"])
+        #expect(NSPredicate(format: "budget == 6").evaluate(with: unboxed))
+        #expect(NSPredicate(format: "budget == 5").evaluate(with: boxed))
+        try stack.context.save()
+        let other = stack.newContext()
+        let sorted = try stack.fetch("Department", sortedBy: "budget", in: other)
+        #expect(sorted.map { $0.value(forKey: "name") as? String } == ["B", "A"])
+    }
+
+    @Test func typedGettersReadTheStoredInteger() throws {
+        let stack = try stack()
+        let made = try #require(stack.insert("Department", ["name": "R&D"]) as? TypedDepartment)
+        made.budget = 9_000_000_000
+        #expect(made.budgetAsInt == 9_000_000_000 && made.budgetAsDouble == 9e9)
+        try stack.context.save()
+
+        let context = stack.newContext()
+        let fetched = try #require(try stack.fetch("Department", in: context).first as? TypedDepartment)
+        TypedDepartment.primitiveReads = 0
+        #expect(fetched.budget == 9_000_000_000)
+        #expect(fetched.budgetAsInt == 9_000_000_000)
+        #expect(!fetched.isFault)
+        #expect(fetched.budgetAsNumber?.int64Value == 9_000_000_000)
+        #expect(fetched.budgetAsDouble == 9e9)
+        #expect(fetched.name == "R&D")
+        // As Core Data's generated accessors, the getters read the stored value, not through the override.
+        #expect(TypedDepartment.primitiveReads == 0)
+        #expect(fetched.primitiveValue(forKey: "budget") as? Int == 9_000_000_000)
+        #expect(TypedDepartment.primitiveReads == 1)
+
+        // A value set as an NSNumber reads the same through the typed getter.
+        fetched.setValue(NSNumber(value: 3), forKey: "budget")
+        #expect(fetched.budget == 3 && fetched.budgetAsInt == 3)
+        fetched.budget = 4
+        #expect((fetched.changedValues()["budget"] as? NSNumber)?.intValue == 4)
+    }
+}
