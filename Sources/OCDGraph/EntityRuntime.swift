@@ -32,6 +32,11 @@ final class EntityRuntime: @unchecked Sendable {
     /// set or fetched value.
     let defaultValues: [(slot: Int, value: Any)]
 
+    /// The default value of the attribute at `slot` as ``defaultValues`` holds it, or nil.
+    func defaultValue(slot: Int) -> Any? {
+        defaultValues.first { $0.slot == slot }?.value
+    }
+
     private init(layout: EntityLayout) {
         defaultValues = layout.attributes.compactMap { slot, attribute in
             guard let value = attribute.defaultValue else { return nil }

@@ -17,7 +17,8 @@ extension NSManagedObject {
         if T.self == Int64.self || T.self == Int.self, !sharedKeyTable.hasPrimitiveAccessors,
            let slot = layout.slot(named: key), let integer = SlotValues.unboxedInteger(slots.storage[slot]) {
             didAccessValue(forKey: key)
-            return T.self == Int64.self ? integer as! T : Int(integer) as! T
+            // Same size and checked type: a bit cast, not the runtime's general cast.
+            return T.self == Int64.self ? unsafeBitCast(integer, to: T.self) : unsafeBitCast(Int(integer), to: T.self)
         }
         let value = kvcPrimitiveValue(forKey: key)
         didAccessValue(forKey: key)

@@ -131,7 +131,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The set-up of a new object: the model's defaults where nothing is set yet, empty to-many
     /// relationships where none is made, and the insertion asked for (unless it is inserted already).
     private func becomeNewObject(insertInto context: NSManagedObjectContext?) {
-        for (slot, value) in EntityRuntime.of(layout).defaultValues where slots[slot] == nil {
+        for (slot, value) in EntityRuntime.of(layout).defaultValues where slots.storage[slot] == nil {
             slots[slot] = Self.copyIfNeeded(value)
         }
         for (slot, relationship) in layout.relationships where relationship.isToMany && !(slots[slot] is ToManyStorage) {
@@ -392,7 +392,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             case .attribute:
                 slots.storage[index] = row.values.storage[index]
             case .transientAttribute:
-                slots[index] = (layout.properties[index] as? NSAttributeDescription)?.defaultValue
+                // The default as a new object gets it (numbers as NSNumbers), not the model's Swift `Int`.
+                slots[index] = EntityRuntime.of(layout).defaultValue(slot: index)
             case .toOne:
                 if layout.properties[index].isTransient {
                     slots[index] = nil

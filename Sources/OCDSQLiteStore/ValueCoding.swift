@@ -13,7 +13,7 @@ enum ValueCoding {
         guard let value, !isNSNull(value) else { return .null }
         switch attribute.attributeType {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType:
-            if let integer = SlotValues.unboxedInteger(value) { return .integer(attribute.attributeType == .booleanAttributeType ? (integer != 0 ? 1 : 0) : integer) }
+            if let integer = SlotValues.unboxedInteger(value) { return .integer(integer) }
             if let number = value as? NSNumber { return .integer(number.int64Value) }
             if let bool = value as? Bool { return .integer(bool ? 1 : 0) }
         case .doubleAttributeType, .floatAttributeType:

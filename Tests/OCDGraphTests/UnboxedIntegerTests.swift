@@ -35,12 +35,49 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
         return type(of: value) is NSNumber.Type
     }
 
-    private func stack() throws -> TestStack {
+    /// Departments are TypedDepartments, with a transient integer `rank` (default 3) and, if asked, unique budgets.
+    private func stack(uniqueBudgets: Bool = false) throws -> TestStack {
         NSManagedObjectModel.registerManagedObjectClass(TypedDepartment.self, forName: TypedDepartment.className)
         let model = TestModel.make { entities, _ in
-            entities["Department"]!.managedObjectClassName = TypedDepartment.className
+            let department = entities["Department"]!
+            department.managedObjectClassName = TypedDepartment.className
+            let rank = NSAttributeDescription()
+            rank.name = "rank"
+            rank.attributeType = .integer32AttributeType
+            rank.isTransient = true
+            rank.defaultValue = 3
+            department.properties.append(rank)
+            if uniqueBudgets { department.uniquenessConstraints = [["budget"]] }
         }
         return try TestStack(model: model)
+    }
+
+    @Test func aUniquenessConstraintSeesTheSameNumberInBothForms() throws {
+        let stack = try stack(uniqueBudgets: true)
+        stack.insert("Department", ["name": "A", "budget": Int64(5)])
+        try stack.context.save()
+        // Against the stored row, and between two new objects.
+        let boxed = stack.insert("Department", ["name": "B", "budget": NSNumber(value: 5)])
+        let first = try #require(stack.context.saveError())
+        #expect(first.code == NSManagedObjectConstraintMergeError)
+        let conflict = try #require((first.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSConstraintConflict])?.first)
+        #expect(isNumberObject(conflict.constraintValues["budget"]))
+        #expect(isNumberObject(conflict.databaseSnapshot?["budget"]))
+        stack.context.delete(boxed)
+        stack.insert("Department", ["name": "C", "budget": 6])
+        stack.insert("Department", ["name": "D", "budget": NSNumber(value: Int16(6))])
+        #expect(stack.context.saveError()?.code == NSManagedObjectConstraintMergeError)
+    }
+
+    @Test func aFetchedObjectsTransientIntegerDefaultIsANumber() throws {
+        let stack = try stack()
+        let made = stack.insert("Department", ["name": "R&D"])
+        #expect(isNumberObject(made.value(forKey: "rank")))
+        try stack.context.save()
+        let other = stack.newContext()
+        let fetched = try #require(try stack.fetch("Department", in: other).first)
+        #expect(isNumberObject(fetched.value(forKey: "rank")))
+        #expect(fetched.value(forKey: "rank") as? Int32 == 3)
     }
 
     @Test func integersSetAsSwiftIntegersAreReadAsNumbers() throws {
@@ -80,16 +117,31 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
         #expect((row["budget"] as? NSNumber)?.intValue == 7)
     }
 
+    @Test func extremeIntegersKeepTheirValueThroughEveryForm() throws {
+        let stack = try stack()
+        let values: [Int64] = [.min, .min + 1, -1, 0, 1, Int64(Int32.max) + 1, .max - 1, .max]
+        for value in values { stack.insert("Department", ["name": "\(value)", "budget": value]) }
+        try stack.context.save()
+        let other = stack.newContext()
+        let fetched = try stack.fetch("Department", sortedBy: "budget", in: other)
+        #expect(fetched.compactMap { ($0.value(forKey: "budget") as? NSNumber)?.int64Value } == values)
+        #expect(fetched.compactMap { ($0 as? TypedDepartment)?.budget } == values)
+        #expect(fetched.compactMap { ($0.value(forKey: "name") as? String) } == values.map { "\($0)" })
+        for object in fetched { object.setValue(NSNumber(value: (object as! TypedDepartment).budget), forKey: "budget") }
+        #expect(fetched.allSatisfy { $0.changedValues().isEmpty })
+    }
+
     @Test func observersGetNumbers() throws {
         let stack = try stack()
         let department = stack.insert("Department", ["name": "R&D", "budget": Int64(1)])
-        var seen: [(Any?, Any?)] = []
-        let token = department.observeValue(forKey: "budget", options: [.old, .new]) { _, _, old, new, _, _ in seen.append((old, new)) }
+        var seen: [(Any?, Any?, Bool)] = []
+        let token = department.observeValue(forKey: "budget", options: [.old, .new, .prior]) { _, _, old, new, _, prior in seen.append((old, new, prior)) }
         department.setValue(Int64(2), forKey: "budget")
         withExtendedLifetime(token) {}
-        #expect(seen.count == 1)
-        #expect(isNumberObject(seen.first?.0) && isNumberObject(seen.first?.1))
-        #expect((seen.first?.0 as? NSNumber)?.intValue == 1 && (seen.first?.1 as? NSNumber)?.intValue == 2)
+        #expect(seen.map(\.2) == [true, false])
+        #expect(seen.allSatisfy { isNumberObject($0.0) })
+        #expect(isNumberObject(seen.last?.1))
+        #expect(seen.map { ($0.0 as? NSNumber)?.intValue } == [1, 1] && (seen.last?.1 as? NSNumber)?.intValue == 2)
     }
 
     @Test func aNumberAndTheSameSwiftIntegerAreTheSameValue() throws {

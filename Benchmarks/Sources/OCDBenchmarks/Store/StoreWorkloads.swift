@@ -123,6 +123,16 @@ enum StoreWorkloads {
             return Outcome(count: Int64(objects.count), first: int64Value(objects.first?.value(forKey: "i0")),
                            last: int64Value(objects.last?.value(forKey: "i0")), checksum: sum)
         }
+        /// The reads of readAll through the `@Managed`-style properties, as code with generated classes reads.
+        func readAllAccessors(_ objects: [NSManagedObject]) -> Outcome {
+            var sum: Int64 = 0
+            for case let item as ItemObject in objects {
+                sum += item.i0 + 2 * item.i1 + 3 * item.i2 + 4 * item.i3 + 5 * item.i4
+                sum += 6 * item.i5 + 7 * item.i6 + 8 * item.i7 + 9 * item.i8 + 10 * item.i9
+            }
+            return Outcome(count: Int64(objects.count), first: (objects.first as? ItemObject)?.i0 ?? -1,
+                           last: (objects.last as? ItemObject)?.i0 ?? -1, checksum: sum)
+        }
         let full = SQLiteSideCheck.expect(Items.fullRead(n))
         let readSidesC = StoreSide("c", "SELECT Z_PK, Z_ENT, Z_OPT, ZI0…ZI9 into an array of structs, then every attribute read",
                                    run: { Outcome(twin_fetch_items(twinRead)) }, check: full)
@@ -144,6 +154,27 @@ enum StoreWorkloads {
                 let before = allocatedBytes()
                 let objects = try fetchRealized(ocdRead.context)
                 _ = readAll(objects)
+                let after = allocatedBytes()
+                let perObject = Double(after - before) / Double(max(objects.count, 1))
+                withExtendedLifetime(objects) {}
+                ocdRead.newContext()
+                return perObject
+            }))
+        workloads.append(StoreWorkload(
+            key: "fetch_read_accessors", unit: "object", operations: Int(n),
+            summary: "fetch_read_fresh, reading the attributes through the Item class's typed properties",
+            sides: [
+                StoreSide("ocd", "new context; fetch with returnsObjectsAsFaults = false; item.i0 … item.i9 (Int64 properties as @Managed writes them)",
+                          setUp: { ocdRead.newContext() }, run: { try readAllAccessors(fetchRealized(ocdRead.context)) },
+                          tearDown: { ocdRead.newContext() }, check: full),
+                readSidesC, readSidesGRDB, readSidesRecord,
+            ],
+            ocdStore: { ocdRead.store },
+            memoryProbe: {
+                ocdRead.newContext()
+                let before = allocatedBytes()
+                let objects = try fetchRealized(ocdRead.context)
+                _ = readAllAccessors(objects)
                 let after = allocatedBytes()
                 let perObject = Double(after - before) / Double(max(objects.count, 1))
                 withExtendedLifetime(objects) {}
