@@ -20,6 +20,13 @@ extension NSManagedObject {
             // Same size and checked type: a bit cast, not the runtime's general cast.
             return T.self == Int64.self ? unsafeBitCast(integer, to: T.self) : unsafeBitCast(Int(integer), to: T.self)
         }
+        return convertedManagedValue(forKey: key)
+    }
+
+    /// The rest of the getter, apart so that the fast path above makes no `Optional<T>` metadata (a
+    /// runtime lookup per call, a third of the fast path's time).
+    @inline(never)
+    private func convertedManagedValue<T>(forKey key: String) -> T {
         let value = kvcPrimitiveValue(forKey: key)
         didAccessValue(forKey: key)
         guard let converted = ManagedValueCoercion.convert(value, to: T.self) else {

@@ -80,6 +80,32 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
         #expect(fetched.value(forKey: "rank") as? Int32 == 3)
     }
 
+    /// `unboxedInteger` reads the existential's words: only an `Int64` itself answers.
+    @Test func onlyAnInt64IsAnUnboxedInteger() {
+        for value: Int64 in [.min, -1, 0, 42, .max] {
+            #expect(SlotValues.unboxedInteger(value) == value)
+            #expect((SlotValues.boxed(value) as? NSNumber)?.int64Value == value)
+            #expect(isNumberObject(SlotValues.boxed(value)))
+        }
+        let others: [Any?] = [nil, NSNumber(value: Int64(42)), Int(42), Int32(42), UInt64(42), Optional<Int64>(42) as Any,
+                              42.0, "42", "a string too long to be stored inline in the container", Data([1, 2, 3]),
+                              NSObject(), [Int64(42)], (Int64(42), Int64(43)), Decimal(42)]
+        for value in others {
+            #expect(SlotValues.unboxedInteger(value) == nil, "\(String(describing: value))")
+            let boxed = SlotValues.boxed(value)
+            #expect((boxed == nil) == (value == nil))
+            if let value, let boxed, type(of: value) is AnyClass {
+                let same = (boxed as AnyObject) === (value as AnyObject)
+                #expect(same, "an object is handed out as it is")
+            }
+        }
+        var values = SlotValues([Int64(7), nil, "x"])
+        #expect(isNumberObject(values[0]) && values[1] == nil && values[2] as? String == "x")
+        values[1] = Int64(8)
+        #expect(SlotValues.unboxedInteger(values.storage[1]) == 8)
+        #expect(values.compactMap { ($0 as? NSNumber)?.intValue } == [7, 8])
+    }
+
     @Test func integersSetAsSwiftIntegersAreReadAsNumbers() throws {
         let stack = try stack()
         let department = stack.insert("Department", ["name": "R&D", "budget": Int64(5_000_000_000)])
