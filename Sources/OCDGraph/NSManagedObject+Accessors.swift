@@ -13,12 +13,23 @@ extension NSManagedObject {
     /// overridable `primitiveValue(forKey:)` (a `primitive<Key>` accessor the class declares still wins).
     public func managedValue<T>(forKey key: String) -> T {
         willAccessValue(forKey: key)
-        // An integer held unboxed (`SlotValues`) goes out as it is: no `NSNumber` made and taken apart.
-        if T.self == Int64.self || T.self == Int.self, !sharedKeyTable.hasPrimitiveAccessors,
-           let slot = layout.slot(named: key), let integer = SlotValues.unboxedInteger(slots.storage[slot]) {
-            didAccessValue(forKey: key)
-            // Same size and checked type: a bit cast, not the runtime's general cast.
-            return T.self == Int64.self ? unsafeBitCast(integer, to: T.self) : unsafeBitCast(Int(integer), to: T.self)
+        // A number held unboxed (`SlotValues`) goes out as it is: no `NSNumber` made and taken apart. Bit
+        // casts of the checked type, not the runtime's general cast.
+        if T.self == Int64.self || T.self == Int.self || T.self == Double.self || T.self == Bool.self,
+           !sharedKeyTable.hasPrimitiveAccessors, let slot = layout.slot(named: key) {
+            let stored = slots.storage[slot]
+            if T.self == Double.self, let double = SlotValues.unboxedDouble(stored) {
+                didAccessValue(forKey: key)
+                return unsafeBitCast(double, to: T.self)
+            }
+            if T.self == Bool.self, let bool = SlotValues.unboxedBool(stored) {
+                didAccessValue(forKey: key)
+                return unsafeBitCast(bool, to: T.self)
+            }
+            if T.self != Double.self && T.self != Bool.self, let integer = SlotValues.unboxedInteger(stored) {
+                didAccessValue(forKey: key)
+                return T.self == Int64.self ? unsafeBitCast(integer, to: T.self) : unsafeBitCast(Int(integer), to: T.self)
+            }
         }
         return convertedManagedValue(forKey: key)
     }

@@ -466,8 +466,9 @@ extension NSManagedObject: KeyPathNaming {
 }
 
 
-/// Attribute values in their stored form: numbers as `NSNumber` (`Int`s and `Int64`s of integer attributes
-/// as unboxed `Int64`, see `SlotValues`), strings as `String`, and so on.
+/// Attribute values in their stored form: numbers as `NSNumber` (or unboxed, see `SlotValues`: an `Int` or
+/// `Int64` of an integer attribute as an `Int64`, a `Double` of a double one, a `Bool` of a boolean one),
+/// strings as `String`, and so on.
 enum AttributeValues {
     static func normalize(_ value: Any?, for attribute: NSAttributeDescription, of object: NSManagedObject) -> Any? {
         guard let value else { return nil }
@@ -486,8 +487,12 @@ enum AttributeValues {
             if type == Int64.self { normalized = value }
             else if type == Int.self { normalized = Int64(value as! Int) }
             else { normalized = ManagedValueCoercion.number(from: value) }
-        case .doubleAttributeType, .booleanAttributeType:
-            normalized = ManagedValueCoercion.number(from: value)
+        case .doubleAttributeType:
+            if Swift.type(of: value) == Double.self { normalized = value }
+            else { normalized = ManagedValueCoercion.number(from: value) }
+        case .booleanAttributeType:
+            if Swift.type(of: value) == Bool.self { normalized = value }
+            else { normalized = ManagedValueCoercion.number(from: value) }
         case .floatAttributeType:
             // Held as a Float, as the store reads it back: 0.1 set as a Double must compare in memory as
             // the stored 0.1f does in SQL.

@@ -635,10 +635,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         case (nil, nil): return true
         case (nil, _), (_, nil): return false
         case let (x?, y?):
-            // Unboxed integers (`SlotValues`) by value; against any other form, as the `NSNumber` they stand for.
-            let xInteger = SlotValues.unboxedInteger(x), yInteger = SlotValues.unboxedInteger(y)
-            if let xInteger, let yInteger { return xInteger == yInteger }
-            if xInteger != nil || yInteger != nil { return valuesEqual(SlotValues.boxed(x), SlotValues.boxed(y)) }
+            // Unboxed numbers (`SlotValues`) of one type by value; against any other form, as the `NSNumber`
+            // they stand for.
+            if let a = SlotValues.unboxedInteger(x), let b = SlotValues.unboxedInteger(y) { return a == b }
+            // As `NSNumber.isEqual(_:)` compares doubles: a NaN equals a NaN.
+            if let a = SlotValues.unboxedDouble(x), let b = SlotValues.unboxedDouble(y) { return a == b || (a.isNaN && b.isNaN) }
+            if let a = SlotValues.unboxedBool(x), let b = SlotValues.unboxedBool(y) { return a == b }
+            if SlotValues.isUnboxedNumber(x) || SlotValues.isUnboxedNumber(y) { return valuesEqual(SlotValues.boxed(x), SlotValues.boxed(y)) }
             // Class instances first, by identity (an unchanged value is the very object its row holds),
             // then `isEqual(_:)`: the cast to `AnyHashable` below costs a conformance lookup.
             if Swift.type(of: x) is AnyClass, Swift.type(of: y) is AnyClass {

@@ -14,9 +14,11 @@ enum ValueCoding {
         switch attribute.attributeType {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType:
             if let integer = SlotValues.unboxedInteger(value) { return .integer(integer) }
+            if let bool = SlotValues.unboxedBool(value) { return .integer(bool ? 1 : 0) }
             if let number = value as? NSNumber { return .integer(number.int64Value) }
             if let bool = value as? Bool { return .integer(bool ? 1 : 0) }
         case .doubleAttributeType, .floatAttributeType:
+            if let double = SlotValues.unboxedDouble(value) { return .real(double) }
             if let number = value as? NSNumber { return .real(number.doubleValue) }
         case .decimalAttributeType:
             if let decimal = value as? Decimal { return .text(decimal.description) }
@@ -41,12 +43,13 @@ enum ValueCoding {
         throw SQLiteStoreError.unencodable("The value \(value) (\(type(of: value))) of the attribute \(attribute.entity?.name ?? "?").\(attribute.name) cannot be stored as \(attribute.attributeType).")
     }
 
-    /// The value of `column` as a caller outside the store expects it (integers as `NSNumber`s).
+    /// The value of `column` as a caller outside the store expects it (numbers as `NSNumber`s).
     static func decode(_ statement: Statement, _ column: Int32, _ attribute: NSAttributeDescription, store: SQLiteStore? = nil) -> Any? {
         SlotValues.boxed(decodeStored(statement, column, attribute, store: store))
     }
 
-    /// The value of `column` as a row holds it: an integer attribute's value unboxed (see `SlotValues`).
+    /// The value of `column` as a row holds it: an integer, double or boolean attribute's value unboxed
+    /// (see `SlotValues`).
     /// `store`: the store whose file the statement reads, for values Core Data kept outside it.
     static func decodeStored(_ statement: Statement, _ column: Int32, _ attribute: NSAttributeDescription, store: SQLiteStore? = nil) -> Any? {
         if statement.isNull(column) { return nil }
@@ -54,9 +57,9 @@ enum ValueCoding {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
             return numeric(statement, column)
         case .booleanAttributeType:
-            return NSNumber(value: numeric(statement, column) != 0)
+            return numeric(statement, column) != 0
         case .doubleAttributeType:
-            return NSNumber(value: statement.double(column))
+            return statement.double(column)
         case .floatAttributeType:
             return NSNumber(value: Float(statement.double(column)))
         case .decimalAttributeType:

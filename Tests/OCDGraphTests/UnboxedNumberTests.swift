@@ -25,17 +25,18 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
     }
 }
 
-/// Integer attribute values may be held as plain `Int64`s instead of `NSNumber`s (`SlotValues`: no
-/// allocation per value). Every way a value leaves the object or a store must still hand out the
+/// Integer, double and boolean attribute values may be held as plain `Int64`s, `Double`s and `Bool`s
+/// instead of `NSNumber`s (`SlotValues`: no allocation per value). Every way a value leaves the object or a store must still hand out the
 /// `NSNumber` Core Data hands out, and the two forms must compare as the same value.
-@Suite struct UnboxedIntegerTests {
+@Suite struct UnboxedNumberTests {
     /// Whether `value` is an `NSNumber` object, not a Swift integer that a cast could bridge.
     private func isNumberObject(_ value: Any?) -> Bool {
         guard let value else { return false }
         return type(of: value) is NSNumber.Type
     }
 
-    /// Departments are TypedDepartments, with a transient integer `rank` (default 3) and, if asked, unique budgets.
+    /// Departments are TypedDepartments, with a transient integer `rank` (default 3), a double `ratio` (no
+    /// validation, unlike Employee.salary) and, if asked, unique budgets.
     private func stack(uniqueBudgets: Bool = false) throws -> TestStack {
         NSManagedObjectModel.registerManagedObjectClass(TypedDepartment.self, forName: TypedDepartment.className)
         let model = TestModel.make { entities, _ in
@@ -46,7 +47,10 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
             rank.attributeType = .integer32AttributeType
             rank.isTransient = true
             rank.defaultValue = 3
-            department.properties.append(rank)
+            let ratio = NSAttributeDescription()
+            ratio.name = "ratio"
+            ratio.attributeType = .doubleAttributeType
+            department.properties += [rank, ratio]
             if uniqueBudgets { department.uniquenessConstraints = [["budget"]] }
         }
         return try TestStack(model: model)
@@ -87,11 +91,23 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
             #expect((SlotValues.boxed(value) as? NSNumber)?.int64Value == value)
             #expect(isNumberObject(SlotValues.boxed(value)))
         }
-        let others: [Any?] = [nil, NSNumber(value: Int64(42)), Int(42), Int32(42), UInt64(42), Optional<Int64>(42) as Any,
-                              42.0, "42", "a string too long to be stored inline in the container", Data([1, 2, 3]),
-                              NSObject(), [Int64(42)], (Int64(42), Int64(43)), Decimal(42)]
+        for value in [0.0, -0.0, 2.5, -1e300, .infinity, .greatestFiniteMagnitude] {
+            #expect(SlotValues.unboxedDouble(value) == value && SlotValues.unboxedInteger(value) == nil)
+            #expect((SlotValues.boxed(value) as? NSNumber)?.doubleValue == value)
+        }
+        #expect(SlotValues.unboxedDouble(Double.nan)?.isNaN == true)
+        for value in [true, false] {
+            #expect(SlotValues.unboxedBool(value) == value && SlotValues.unboxedInteger(value) == nil)
+            #expect(isNumberObject(SlotValues.boxed(value)) && SlotValues.boxed(value) as? Bool == value)
+        }
+        let others: [Any?] = [nil, NSNumber(value: Int64(42)), NSNumber(value: 2.5), NSNumber(value: true), Int(42), Int32(42),
+                              UInt64(42), Optional<Int64>(42) as Any, Float(2.5), UInt8(1), "42",
+                              "a string too long to be stored inline in the container", Data([1, 2, 3]),
+                              NSObject(), [Int64(42)], (Int64(42), Int64(43)), Decimal(42), Date(timeIntervalSinceReferenceDate: 1)]
         for value in others {
             #expect(SlotValues.unboxedInteger(value) == nil, "\(String(describing: value))")
+            #expect(SlotValues.unboxedDouble(value) == nil && SlotValues.unboxedBool(value) == nil, "\(String(describing: value))")
+            #expect(!SlotValues.isUnboxedNumber(value), "\(String(describing: value))")
             let boxed = SlotValues.boxed(value)
             #expect((boxed == nil) == (value == nil))
             if let value, let boxed, type(of: value) is AnyClass {
@@ -104,6 +120,54 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
         values[1] = Int64(8)
         #expect(SlotValues.unboxedInteger(values.storage[1]) == 8)
         #expect(values.compactMap { ($0 as? NSNumber)?.intValue } == [7, 8])
+    }
+
+    @Test func doublesAndBooleansAreReadAsNumbersEverywhere() throws {
+        let stack = try stack()
+        let ann = stack.insert("Employee", ["name": "Ann", "salary": 2.5, "active": false])
+        for value in [ann.value(forKey: "salary"), ann.value(forKey: "active"), ann.changedValues()["salary"], ann.changedValues()["active"]] {
+            #expect(isNumberObject(value), "\(String(describing: value))")
+        }
+        #expect(ann.value(forKey: "active") as? Bool == false && ann.value(forKey: "salary") as? Double == 2.5)
+        try stack.context.save()
+
+        let other = stack.newContext()
+        let fetched = try #require(try stack.fetch("Employee", in: other).first)
+        #expect(isNumberObject(fetched.value(forKey: "salary")) && isNumberObject(fetched.value(forKey: "active")))
+        #expect(isNumberObject(fetched.committedValues(forKeys: ["salary"])["salary"]))
+        let salary: Double = fetched.managedValue(forKey: "salary")
+        let active: Bool = fetched.managedValue(forKey: "active")
+        let salaryNumber: NSNumber? = fetched.managedValue(forKey: "salary")
+        #expect(salary == 2.5 && !active && salaryNumber?.doubleValue == 2.5)
+        // The same value in the other form is no change; another value is one.
+        fetched.setValue(NSNumber(value: 2.5), forKey: "salary")
+        fetched.setValue(NSNumber(value: false), forKey: "active")
+        #expect(fetched.changedValues().isEmpty)
+        fetched.setValue(true, forKey: "active")
+        fetched.setValue(3.0, forKey: "salary")
+        #expect(isNumberObject(fetched.changedValuesForCurrentEvent()["active"]))
+        #expect(fetched.changedValuesForCurrentEvent()["active"] as? Bool == false)
+        #expect(fetched.changedValues()["active"] as? Bool == true && fetched.changedValues()["salary"] as? Double == 3.0)
+        try other.save()
+        let third = stack.newContext()
+        let matching = try stack.fetch("Employee", "active == YES AND salary > 2.75", in: third)
+        #expect(matching.count == 1)
+        #expect(NSPredicate(format: "active == YES AND salary == 3").evaluate(with: fetched))
+    }
+
+    /// Doubles compare as `NSNumber.isEqual(_:)` compares them, whichever form each side is in.
+    @Test func specialDoublesCompareAsNumbersDo() throws {
+        let stack = try stack()
+        for (stored, set) in [(Double.nan, Double.nan), (0.0, -0.0), (-0.0, 0.0), (1.0, 1.0 + .ulpOfOne)] {
+            let department = stack.insert("Department", ["name": "N", "ratio": stored])
+            try stack.context.save()
+            let numbersEqual = NSNumber(value: stored).isEqual(NSNumber(value: set))
+            department.setValue(set, forKey: "ratio")
+            #expect(department.changedValues().isEmpty == numbersEqual, "\(stored) then \(set)")
+            department.setValue(NSNumber(value: set), forKey: "ratio")
+            #expect(department.changedValues().isEmpty == numbersEqual, "\(stored) then NSNumber \(set)")
+            stack.context.rollback()
+        }
     }
 
     @Test func integersSetAsSwiftIntegersAreReadAsNumbers() throws {
