@@ -17,17 +17,20 @@ extension NSManagedObject {
         // casts of the checked type, not the runtime's general cast.
         if T.self == Int64.self || T.self == Int.self || T.self == Double.self || T.self == Bool.self,
            !sharedKeyTable.hasPrimitiveAccessors, let slot = layout.slot(named: key) {
-            let stored = slots.storage[slot]
-            if T.self == Double.self, let double = SlotValues.unboxedDouble(stored) {
+            let stored = slots.words(at: slot)
+            if T.self == Double.self {
+                if stored.type == SlotValues.doubleType {
+                    didAccessValue(forKey: key)
+                    return unsafeBitCast(Double(bitPattern: stored.value), to: T.self)
+                }
+            } else if T.self == Bool.self {
+                if stored.type == SlotValues.boolType, let bool = SlotValues.unboxedBool(slots.storage[slot]) {
+                    didAccessValue(forKey: key)
+                    return unsafeBitCast(bool, to: T.self)
+                }
+            } else if stored.type == SlotValues.int64Type {
                 didAccessValue(forKey: key)
-                return unsafeBitCast(double, to: T.self)
-            }
-            if T.self == Bool.self, let bool = SlotValues.unboxedBool(stored) {
-                didAccessValue(forKey: key)
-                return unsafeBitCast(bool, to: T.self)
-            }
-            if T.self != Double.self && T.self != Bool.self, let integer = SlotValues.unboxedInteger(stored) {
-                didAccessValue(forKey: key)
+                let integer = Int64(bitPattern: stored.value)
                 return T.self == Int64.self ? unsafeBitCast(integer, to: T.self) : unsafeBitCast(Int(integer), to: T.self)
             }
         }

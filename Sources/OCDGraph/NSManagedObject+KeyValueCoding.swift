@@ -251,7 +251,7 @@ extension NSManagedObject {
                 change.oldValue = old
             }
         } else {
-            // As held: an unboxed integer is boxed only if an observer or the event's values hand it out.
+            // As held: an unboxed number is boxed only if an observer or the event's values hand it out.
             change.oldValue = slots.storage[slot]
         }
         pendingChanges.append((slot, change))

@@ -565,7 +565,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 let committed = committedRow?.values[slot] as? NSManagedObjectID
                 if current?.objectID != committed, !body(slot, property.name, { current ?? NSNull() }) { return }
             case .attribute, .transientAttribute:
-                // As held (integers maybe unboxed): comparing needs no `NSNumber`; only a reported value is boxed.
+                // As held (numbers maybe unboxed): comparing needs no `NSNumber`; only a reported value is boxed.
                 let current = storedAttributeValue(slot: slot)
                 let committed = committedRow?.values.storage[slot] ?? nil
                 if !Self.valuesEqual(current, committed), !body(slot, property.name, { SlotValues.boxed(current) ?? NSNull() }) { return }
@@ -579,7 +579,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         SlotValues.boxed(storedAttributeValue(slot: slot))
     }
 
-    /// ``attributeValue(slot:)`` as a row holds it: an integer maybe unboxed (see `SlotValues`).
+    /// ``attributeValue(slot:)`` as a row holds it: a number maybe unboxed (see `SlotValues`).
     func storedAttributeValue(slot: Int) -> Any? {
         guard sharedKeyTable.hasPrimitiveAccessors else { return slots.storage[slot] }
         let property = layout.properties[slot]

@@ -92,13 +92,13 @@ public final class EntityLayout: @unchecked Sendable {
 /// values by slot of the entity's ``EntityLayout``. Rows are immutable and shared.
 ///
 /// Values are `nil` for NULL; an attribute's value has the attribute type's Swift representation
-/// (`NSNumber` for numbers and booleans, though ``values`` may hold an integer as an `Int64` and box it when read; `String`, `Date`, `Data`, `Decimal`, `UUID`, `URL`, or the
-/// transformed object). A to-one relationship holds an `NSManagedObjectID` or nil. A to-many relationship
+/// (`NSNumber` for numbers and booleans, though ``values`` may hold an integer, double or boolean unboxed
+/// and box it when read; `String`, `Date`, `Data`, `Decimal`, `UUID`, `URL`, or the transformed object). A to-one relationship holds an `NSManagedObjectID` or nil. A to-many relationship
 /// holds `[NSManagedObjectID]` when the store knows it cheaply, or nil to mean "ask the store".
 public final class StoreRow: @unchecked Sendable {
     public let objectID: NSManagedObjectID
     public let version: Int64
-    /// The values by slot (integers possibly unboxed: see ``SlotValues``).
+    /// The values by slot (numbers possibly unboxed: see ``SlotValues``).
     public let values: SlotValues
     /// False for a row fetched without its values (``StoreFetchPlan/needsValues``): `values` are then all
     /// nil and say nothing about the stored object.
@@ -111,7 +111,7 @@ public final class StoreRow: @unchecked Sendable {
         self.hasValues = hasValues
     }
 
-    /// A row of `values` as they are (integers as `NSNumber`s or unboxed `Int64`s).
+    /// A row of `values` as they are (numbers as `NSNumber`s or unboxed).
     public convenience init(objectID: NSManagedObjectID, version: Int64, values: [Any?], hasValues: Bool = true) {
         self.init(objectID: objectID, version: version, values: SlotValues(values), hasValues: hasValues)
     }

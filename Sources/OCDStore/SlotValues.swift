@@ -30,7 +30,7 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
         let words = self.words(value)
         if words.type == int64Type { return NSNumber(value: Int64(bitPattern: words.value)) }
         if words.type == doubleType { return NSNumber(value: Double(bitPattern: words.value)) }
-        if words.type == boolType { return NSNumber(value: UInt8(truncatingIfNeeded: words.value) != 0) }
+        if words.type == boolType, let bool = unboxedBool(value) { return NSNumber(value: bool) }
         return value
     }
 
@@ -58,9 +58,22 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
     /// The boolean held unboxed in `value`, or nil.
     @inlinable @inline(__always)
     public static func unboxedBool(_ value: Any?) -> Bool? {
-        let words = self.words(value)
-        // A `Bool` is the buffer's first byte; the rest of the word is not its.
-        return words.type == boolType ? UInt8(truncatingIfNeeded: words.value) != 0 : nil
+        // A `Bool` writes only the buffer's first byte: the rest of the word was never written, so only
+        // that byte is read.
+        let bytes = unsafeBitCast(value, to: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, Int, Int, UnsafeRawPointer?).self)
+        return bytes.10 == boolType ? bytes.0 != 0 : nil
+    }
+
+    /// The first word of the value at `slot` and its type's metadata, read in place: copying the `Any?`
+    /// out of the array costs two value-witness calls (copy and destroy of the existential). Not for a
+    /// `Bool`, which owns only the word's first byte (``unboxedBool(_:)``).
+    @inlinable @inline(__always)
+    public func words(at slot: Int) -> (value: UInt64, type: UnsafeRawPointer?) {
+        storage.withUnsafeBufferPointer { buffer in
+            precondition(slot >= 0 && slot < buffer.count, "slot out of range")
+            let value = UnsafeRawPointer(buffer.baseAddress! + slot)
+            return (value.load(as: UInt64.self), value.load(fromByteOffset: MemoryLayout<Any?>.stride - MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer?.self))
+        }
     }
 
     /// The first word of the existential's inline buffer and its type's metadata (null for nil). Read
@@ -73,7 +86,8 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
         return (words.0, words.3)
     }
 
-    @inlinable static var int64Type: UnsafeRawPointer { unsafeBitCast(Int64.self as Any.Type, to: UnsafeRawPointer.self) }
-    @inlinable static var doubleType: UnsafeRawPointer { unsafeBitCast(Double.self as Any.Type, to: UnsafeRawPointer.self) }
-    @inlinable static var boolType: UnsafeRawPointer { unsafeBitCast(Bool.self as Any.Type, to: UnsafeRawPointer.self) }
+    /// The metadata of the unboxed forms, as ``words(at:)`` reports a value's type.
+    @inlinable public static var int64Type: UnsafeRawPointer { unsafeBitCast(Int64.self as Any.Type, to: UnsafeRawPointer.self) }
+    @inlinable public static var doubleType: UnsafeRawPointer { unsafeBitCast(Double.self as Any.Type, to: UnsafeRawPointer.self) }
+    @inlinable public static var boolType: UnsafeRawPointer { unsafeBitCast(Bool.self as Any.Type, to: UnsafeRawPointer.self) }
 }

@@ -86,6 +86,8 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
 
     /// `unboxedInteger` reads the existential's words: only an `Int64` itself answers.
     @Test func onlyAnInt64IsAnUnboxedInteger() {
+        // The layout `SlotValues` reads: three words of inline buffer, then the type (null for nil).
+        #expect(MemoryLayout<Any?>.size == 32 && MemoryLayout<Any?>.stride == 32)
         for value: Int64 in [.min, -1, 0, 42, .max] {
             #expect(SlotValues.unboxedInteger(value) == value)
             #expect((SlotValues.boxed(value) as? NSNumber)?.int64Value == value)
@@ -167,6 +169,20 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
             department.setValue(NSNumber(value: set), forKey: "ratio")
             #expect(department.changedValues().isEmpty == numbersEqual, "\(stored) then NSNumber \(set)")
             stack.context.rollback()
+        }
+    }
+
+    /// SQLite stores a NaN as NULL (Documentation/SQLiteStore.md); the in-memory store keeps the NaN.
+    @Test func aSavedNaNReadsBackAsTheStoreKeepsIt() throws {
+        let stack = try stack()
+        stack.insert("Department", ["name": "N", "ratio": Double.nan])
+        try stack.context.save()
+        let other = stack.newContext()
+        let fetched = try #require(try stack.fetch("Department", in: other).first)
+        if TestStack.storeType == NSSQLiteStoreType {
+            #expect(fetched.value(forKey: "ratio") == nil)
+        } else {
+            #expect((fetched.value(forKey: "ratio") as? NSNumber)?.doubleValue.isNaN == true)
         }
     }
 
