@@ -237,7 +237,10 @@ extension NSManagedObject {
         }
         var change = PendingChange(oldObjects: nil, oldValue: nil, depth: 1)
         let property = layout.properties[slot]
+        // Not while awakeFromFetch runs: change processing is off there, so nothing would list the object
+        // for the event and its recorded values would outlive it.
         let recordsEventValue = !property.isTransient && !hasEventOldValue(slot) && contextReference != nil
+            && !status.contains(.awakingFromFetch)
         if layout.kinds[slot] == .toOne || layout.kinds[slot] == .toMany, let relationship = property as? NSRelationshipDescription {
             if relationship.isToMany {
                 // Copies of a to-many's members cost O(n): take them only for what needs them (inverse

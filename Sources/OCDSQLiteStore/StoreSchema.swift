@@ -500,7 +500,8 @@ final class StoreSchema {
         sql.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         // No Z_MODELCACHE: its content is an NSKeyedArchiver archive of the model, which we do not write;
         // Core Data opens stores without the table (every store before framework ≈637 lacks it).
-        // Indexes: foreign keys, Z_ENT of hierarchies, uniqueness constraints, fetch indexes, indexed attributes.
+        // Indexes: foreign keys, Z_ENT of hierarchies, indexed attributes, uniqueness constraints, compound
+        // indexes, fetch indexes.
         var indexNames: Set<String> = []
         func index(_ name: String, _ statement: String) {
             if indexNames.insert(name).inserted { sql.append(statement) }
@@ -526,6 +527,15 @@ final class StoreSchema {
                 guard !columns.isEmpty, columns.count == names.count else { continue }
                 let name = "Z_\(entityName)_UNIQUE_" + names.joined(separator: "_")
                 index(name, "CREATE UNIQUE INDEX \(name) ON \(table) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
+            }
+            // Compound indexes (deprecated in the model, still honoured) are named as current Core Data
+            // names them: Z_<Entity>_<property>_<property>…, columns in the listed order.
+            for compound in mapping.entity.compoundIndexes {
+                let names = compound.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+                let columns = names.compactMap { name in mapping.layout.slot(named: name).flatMap { column(of: mapping, slot: $0) } }
+                guard !columns.isEmpty, columns.count == names.count else { continue }
+                let name = "Z_\(entityName)_" + names.joined(separator: "_")
+                index(name, "CREATE INDEX \(name) ON \(table) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
             }
             for fetchIndex in mapping.entity.indexes {
                 let parts = fetchIndex.elements.compactMap { element -> String? in

@@ -118,6 +118,21 @@ struct AwakeFromFetchTests {
         context.processPendingChanges()
         #expect(log.events("notification ObjectsDidChange").isEmpty)
     }
+
+    /// Change processing is off in awakeFromFetch: a persistent property set there leaves no old value
+    /// for the current event either (nothing would end that event for the object).
+    @Test func aPersistentValueSetInAwakeFromFetchRecordsNoEventValue() throws {
+        let (stack, _) = try TestStack.hooked()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let (context, log) = stack.newHookedContext()
+        log.awakeFromFetch = { $0.setValue("ann@x", forKey: "email") }
+        let employee = context.object(with: id)
+        _ = employee.string("name")
+        #expect(employee.string("email") == "ann@x")
+        context.processPendingChanges()
+        #expect(employee.changedValuesForCurrentEvent().isEmpty)
+        #expect(context.updatedObjects.isEmpty)
+    }
 }
 
 @Suite("Life cycle: awakeFromSnapshotEvents")

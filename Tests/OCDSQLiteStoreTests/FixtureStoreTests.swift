@@ -212,6 +212,49 @@ struct FixtureStoreTests {
         }
     }
 
+    /// A store made new from a fixture's model has the indexes Apple's Core Data made for it (foreign
+    /// keys, `Z_ENT`, indexed attributes, uniqueness constraints, compound and fetch indexes), with the
+    /// same names and statements. Checked against files of framework 865 and later, which name indexes as
+    /// today's Core Data does (older ones used `<TABLE>_Z<ATTR>_INDEX` and no collation). Two kinds of
+    /// Apple's indexes are not expected: a stale one a migration left beside its renamed twin (same
+    /// table and columns), and one of an attribute the matching model does not index (indexes are not
+    /// in the version hashes, so the matching model can be another version than the one that made the
+    /// file).
+    @Test("New stores create the indexes Apple's do", arguments: withModel.map(\.store))
+    func newStoresMatchApplesIndexes(_ storeName: String) throws {
+        guard let fixture = try FixtureCopy(storeName) else { return }
+        let model = try #require(try fixture.matchingModel(Self.withModel.first { $0.store == storeName }!.models))
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: fixture.url)
+        guard ((metadata["NSPersistenceFrameworkVersion"] as? NSNumber)?.intValue ?? 0) >= 865 else { return }
+        func indexes(_ url: URL) throws -> [String: String] {
+            let rows = try RawSQL.rows(url, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+            return Dictionary(uniqueKeysWithValues: rows.compactMap { row in
+                (row["name"] as? String).map { ($0, (row["sql"] as? String ?? "").split(whereSeparator: \.isWhitespace).joined(separator: " ")) }
+            })
+        }
+        /// "TABLE (COLUMN, …)" without collations and orders.
+        func target(_ sql: String) -> String {
+            let on = sql.components(separatedBy: " ON ").last ?? sql
+            return on.replacingOccurrences(of: " COLLATE BINARY", with: "").replacingOccurrences(of: " ASC", with: "").replacingOccurrences(of: " DESC", with: "")
+        }
+        let apple = try indexes(fixture.url)
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: model, url: folder.file("New.sqlite"))
+        _ = stack.store
+        let ours = try indexes(folder.file("New.sqlite"))
+        for (name, sql) in ours.sorted(by: { $0.key < $1.key }) {
+            #expect(apple[name] == sql, "\(storeName): ours \(sql), Apple's \(apple[name] ?? "none")")
+        }
+        for (name, sql) in apple.sorted(by: { $0.key < $1.key }) where ours[name] == nil {
+            let stale = apple.contains { $0.key != name && target($0.value) == target(sql) }
+            let parts = name.split(separator: "_", maxSplits: 2).map(String.init)
+            let unindexed = parts.count == 3 && parts[0] == "Z" && model.entitiesByName[parts[1]].map { entity in
+                (entity.propertiesByName[parts[2]] as? NSAttributeDescription).map { !$0.isIndexed } ?? false
+            } ?? false
+            #expect(stale || unindexed, "\(storeName): Apple's \(sql) is missing from a new store")
+        }
+    }
+
     /// An ordered many-to-many in Apple's file: a conversation's participants are ordered by
     /// `Z_FOK_<participants column>` (distinct per conversation), a user's conversations by the other
     /// `Z_FOK_` column. Reordering and saving writes the column Apple reads.
