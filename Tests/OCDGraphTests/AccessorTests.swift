@@ -255,3 +255,53 @@ import class OCDPredicate.NSSortDescriptor
         }
     }
 }
+
+/// A Department class with its own `employees` setter, counted, as a class with a hand-written accessor.
+final class CountingDepartment: NSManagedObject, @unchecked Sendable {
+    static let className = String(reflecting: CountingDepartment.self)
+    var setterCalls = 0
+    var employees: Set<NSManagedObject> {
+        get {
+            willAccessValue(forKey: "employees")
+            defer { didAccessValue(forKey: "employees") }
+            return primitiveValue(forKey: "employees") as? Set<NSManagedObject> ?? []
+        }
+        set {
+            setterCalls += 1
+            willChangeValue(forKey: "employees")
+            setPrimitiveValue(newValue, forKey: "employees")
+            didChangeValue(forKey: "employees")
+        }
+    }
+    override class var managedKeyTable: ManagedKeyTable {
+        var table = super.managedKeyTable
+        table.accessor(\CountingDepartment.employees, key: "employees")
+        return table
+    }
+}
+
+@Suite struct MutableProxyAccessorTests {
+    /// Spec: the proxy of `mutableSetValue(forKey:)` changes the relationship itself, with set-mutation
+    /// notifications and the inverse kept, and never calls the class's own setter (as Apple's proxy calls
+    /// the class's add/remove mutators or works on the primitive value, not `setEmployees:`).
+    @Test func theMutableSetProxyDoesNotCallTheClassesSetter() throws {
+        NSManagedObjectModel.registerManagedObjectClass(CountingDepartment.self, forName: CountingDepartment.className)
+        let stack = try TestStack(model: TestModel.make { entities, _ in
+            entities["Department"]!.managedObjectClassName = CountingDepartment.className
+        })
+        let department = try #require(stack.insert("Department", ["name": "R&D"]) as? CountingDepartment)
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        let bob = stack.insert("Employee", ["name": "Bob"])
+        let proxy = department.mutableSetValue(forKey: "employees")
+        proxy.add(ann)
+        proxy.addObjects(from: [bob])
+        proxy.remove(ann)
+        #expect(department.setterCalls == 0)
+        #expect(department.employees == [bob])
+        #expect(bob.object("department") === department && ann.object("department") == nil)
+        // setValue(_:forKey:) does go through the class's accessor.
+        department.setValue(Set([ann]), forKey: "employees")
+        #expect(department.setterCalls == 1)
+        #expect(ann.object("department") === department && bob.object("department") == nil)
+    }
+}

@@ -1104,3 +1104,60 @@ struct DefaultValueTests {
         #expect(badge.value(forKey: "score") as? Float == 0.1)
     }
 }
+
+/// An Xcode model's limits become validation checks with Core Data's error codes: string and binary
+/// lengths (1670 too short, 1660 too long), dates (1640 too soon, 1630 too late), numbers (1620, 1610).
+@Suite("Validation: limits read from a model file")
+struct ModelFileLimitTests {
+    private func context() throws -> (NSManagedObjectContext, NSPersistentStoreCoordinator) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/Limits.xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="22758" systemVersion="23E224" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+                <entity name="Limited" representedClassName="NSManagedObject" syncable="YES">
+                    <attribute name="code" optional="YES" attributeType="String" minValueString="2" maxValueString="4"/>
+                    <attribute name="blob" optional="YES" attributeType="Binary" minValueString="1" maxValueString="3"/>
+                    <attribute name="when" optional="YES" attributeType="Date" minDateTimeInterval="0" maxDateTimeInterval="86400"/>
+                    <attribute name="count" optional="YES" attributeType="Integer 32" minValueString="1" maxValueString="9"/>
+                </entity>
+            </model>
+            """
+        try Data(xml.utf8).write(to: folder.appendingPathComponent("contents"))
+        let model = try #require(NSManagedObjectModel(contentsOf: folder))
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        _ = try coordinator.addPersistentStore(ofType: TestStack.storeType, configurationName: nil, at: TestStack.newStoreURL(), options: nil)
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return (context, coordinator)
+    }
+
+    /// Each case: the key, a value outside its limits, the error code.
+    private static func outside(_ index: Int) -> (String, Any, Int) {
+        [("code", "x" as Any, NSValidationStringTooShortError), ("code", "xxxxx", NSValidationStringTooLongError),
+         ("blob", Data(), NSValidationStringTooShortError), ("blob", Data([1, 2, 3, 4]), NSValidationStringTooLongError),
+         ("when", Date(timeIntervalSinceReferenceDate: -1), NSValidationDateTooSoonError),
+         ("when", Date(timeIntervalSinceReferenceDate: 86401), NSValidationDateTooLateError),
+         ("count", 0, NSValidationNumberTooSmallError), ("count", 10, NSValidationNumberTooLargeError)][index]
+    }
+
+    @Test(arguments: 0..<8)
+    func aValueOutsideTheLimitsFailsWithItsCode(_ index: Int) throws {
+        let (key, value, code) = Self.outside(index)
+        let (context, coordinator) = try context()
+        try withExtendedLifetime(coordinator) {
+            let object = NSEntityDescription.insertNewObject(forEntityName: "Limited", into: context)
+            object.setValue(value, forKey: key)
+            do {
+                try context.save()
+                Issue.record("\(key) = \(value) saved")
+            } catch let error as NSError {
+                #expect(error.domain == NSCocoaErrorDomain && error.code == code, "\(key) = \(value): \(error)")
+                #expect(error.userInfo[NSValidationKeyErrorKey] as? String == key)
+            }
+            // Within the limits, it saves.
+            object.setValue(["code": "xyz", "blob": Data([1, 2]), "when": Date(timeIntervalSinceReferenceDate: 10), "count": 5][key], forKey: key)
+            try context.save()
+        }
+    }
+}

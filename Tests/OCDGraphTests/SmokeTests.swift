@@ -21,3 +21,15 @@ import class OCDPredicate.NSPredicate
         #expect(found.first !== alice)
     }
 }
+
+@Suite("Coordinator and model")
+struct CoordinatorModelTests {
+    /// Apple's documented rule: a model becomes immutable once a coordinator uses it.
+    @Test func aCoordinatorMakesItsModelImmutable() {
+        let model = TestModel.make()
+        #expect(model.isEditable)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        #expect(!model.isEditable)
+        #expect(!coordinator.managedObjectModel.isEditable)
+    }
+}

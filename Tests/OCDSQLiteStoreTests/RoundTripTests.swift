@@ -89,6 +89,59 @@ import class OCDPredicate.NSSortDescriptor
         #expect((plist?["NSStoreModelVersionHashes"] as? [String: Data])?.count == 7)
         #expect(plist?["NSStoreUUID"] == nil, "the UUID lives in Z_UUID")
         #expect(metadata[0]["Z_UUID"] as? String == stack.store.identifier)
+        // Spec §1 and §5: a new file's page size, incremental auto-vacuum and the metadata keys that say so.
+        #expect(try RawSQL.rows(url, "PRAGMA page_size").first?["page_size"] as? Int64 == 4096)
+        #expect(try RawSQL.rows(url, "PRAGMA auto_vacuum").first?["auto_vacuum"] as? Int64 == 2)
+        #expect(plist?["_NSAutoVacuumLevel"] as? String == "2")
+        #expect((plist?["NSStoreModelVersionHashesVersion"] as? NSNumber)?.intValue == 3)
+        #expect(plist?["NSStoreModelVersionHashesDigest"] as? String == stack.coordinator.managedObjectModel.versionHashesDigest)
+        #expect(plist?["NSStoreModelVersionChecksumKey"] as? String == stack.coordinator.managedObjectModel.versionChecksum)
+    }
+
+    /// Spec §3: files with derived attributes carry triggers that call Core Data's SQL functions; any
+    /// writer must provide them, or every insert and update of the table fails ("no such function").
+    @Test func derivedAttributeTriggersFindTheirFunctions() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        do {
+            let stack = try SQLiteStack(model: TestModel.make(), url: url)
+            _ = stack.store
+        }
+        try RawSQL.execute(url, """
+            CREATE TRIGGER ZQ_ZCOMPANY_INSERT AFTER INSERT ON ZCOMPANY FOR EACH ROW BEGIN
+              SELECT NSCoreDataDATriggerInsertUpdatedAffectedObjectValue('ZCOMPANY', NEW.Z_ENT, NEW.Z_PK, 'name', NEW.ZNAME);
+            END;
+            CREATE TRIGGER ZQ_ZCOMPANY_UPDATE AFTER UPDATE OF ZNAME ON ZCOMPANY FOR EACH ROW BEGIN
+              SELECT NSCoreDataDATriggerUpdatedAffectedObjectValue('ZCOMPANY', NEW.Z_ENT, NEW.Z_PK, 'name', NEW.ZNAME);
+            END;
+            """)
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        try withExtendedLifetime(stack.context) {
+            let company = stack.insert("Company", ["name": "Acme"])
+            try stack.context.save()
+            company.setValue("Acme Corp", forKey: "name")
+            try stack.context.save()
+        }
+        #expect(try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY").first?["ZNAME"] as? String == "Acme Corp")
+    }
+
+    /// Spec §4: `Z_MAX` counts the keys of the root's table; a subentity's row keeps 0.
+    @Test func aSubentitysInsertRaisesTheRootsMaximum() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        try withExtendedLifetime(stack.context) {
+            stack.insert("Employee", ["name": "Ann"])
+            stack.insert("Manager", ["name": "Bob"])
+            stack.insert("Manager", ["name": "Cy"])
+            try stack.context.save()
+        }
+        let keys = try RawSQL.rows(url, "SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY")
+        let maxima = Dictionary(uniqueKeysWithValues: keys.compactMap { row in (row["Z_NAME"] as? String).map { ($0, row["Z_MAX"] as? Int64) } })
+        #expect(maxima["Employee"] == 3)
+        #expect(maxima["Manager"] == 0)
+        let pks = try RawSQL.rows(url, "SELECT Z_PK FROM ZEMPLOYEE ORDER BY Z_PK").compactMap { $0["Z_PK"] as? Int64 }
+        #expect(pks == [1, 2, 3])
     }
 
     @Test func pragmasFromTheOptionsAreApplied() throws {
