@@ -82,6 +82,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     var isProcessingPendingChanges = false
     /// Objects changed while `willSave()` runs, which get `willSave()` again.
     var changedDuringWillSave: [ObjectIdentifier: NSManagedObject]?
+    /// The observer of other contexts' saves while `automaticallyMergesChangesFromParent` is on.
+    var mergeObserver: NSObjectProtocol?
 
     /// A context of the given concurrency type, without a coordinator.
     public init(concurrencyType: ConcurrencyType) {
@@ -99,6 +101,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     deinit {
+        if let mergeObserver { NotificationCenter.default.removeObserver(mergeObserver) }
         backreference.clear()
         // Related objects hold each other strongly; releasing their values breaks those cycles, as a
         // deallocated Core Data context leaves its objects without data.
@@ -397,14 +400,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard !isProcessingPendingChanges else { return }
         isProcessingPendingChanges = true
         defer { isProcessingPendingChanges = false }
-        // Cascades append while this runs; an index keeps it linear.
-        var next = 0
-        while next < pendingDeletePropagation.count {
-            let object = pendingDeletePropagation[next]
-            next += 1
-            if object.isDeleted { propagateDelete(of: object) }
-        }
-        pendingDeletePropagation = []
+        runPendingDeleteRules()
         // Inserted, then deleted before a save: the object never existed.
         for (key, object) in inserted where object.status.contains(.deleted) {
             inserted[key] = nil
@@ -423,10 +419,24 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         postObjectsDidChange()
     }
 
-    private func postObjectsDidChange(invalidatedAll: Bool = false) {
+    /// The delete rules of the objects deleted since the last call (cascades included).
+    func runPendingDeleteRules() {
+        // Cascades append while this runs; an index keeps it linear.
+        var next = 0
+        while next < pendingDeletePropagation.count {
+            let object = pendingDeletePropagation[next]
+            next += 1
+            if object.isDeleted { propagateDelete(of: object) }
+        }
+        pendingDeletePropagation = []
+    }
+
+    func postObjectsDidChange(invalidatedAll: Bool = false, merged: Set<NSManagedObject> = []) {
         var userInfo: [AnyHashable: Any] = [:]
+        // Objects another context saved and a merge faulted in: inserted, as far as observers go.
+        if !merged.isEmpty { userInfo[NSInsertedObjectsKey] = merged }
         if !unprocessedInserted.isEmpty {
-            userInfo[NSInsertedObjectsKey] = Set(unprocessedInserted.values)
+            userInfo[NSInsertedObjectsKey] = merged.union(unprocessedInserted.values)
             for object in unprocessedInserted.values { object.status.insert(.insertionAnnounced) }
         }
         if !unprocessedUpdated.isEmpty { userInfo[NSUpdatedObjectsKey] = Set(unprocessedUpdated.values) }

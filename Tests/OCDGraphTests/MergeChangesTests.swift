@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+import OCDGraph
+import OCDModel
+import OCDStore
+import OCDPredicate
+import class OCDPredicate.NSPredicate
+
+/// `mergeChanges(fromContextDidSave:)` and its relatives: what one context saved reaches another's
+/// registered objects (spec: "updates refresh registered objects, inserts become available, deletes are
+/// removed").
+@Suite struct MergeChangesTests {
+    /// Saves `context` and returns its `NSManagedObjectContextDidSave` notification.
+    private func saveNotification(_ context: NSManagedObjectContext) throws -> Notification {
+        let recorder = NotificationRecorder([.NSManagedObjectContextDidSave], object: context)
+        try context.save()
+        return try #require(recorder.notifications.first)
+    }
+
+    @Test func updatesInsertsAndDeletesReachTheOtherContext() throws {
+        let stack = try TestStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let bobID = try stack.seed("Employee", ["name": "Bob", "age": 40])
+        let ann = stack.context.object(with: annID)
+        #expect(ann.int("age") == 30)
+        let bob = stack.context.object(with: bobID)
+        _ = bob.string("name")
+
+        let other = stack.newContext()
+        other.object(with: annID).setValue(31, forKey: "age")
+        other.delete(other.object(with: bobID))
+        let cy = stack.insert("Employee", ["name": "Cy"], into: other)
+        let saved = try saveNotification(other)
+
+        let changes = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: stack.context)
+        stack.context.mergeChanges(fromContextDidSave: saved)
+        #expect(ann.int("age") == 31)
+        #expect(!ann.isUpdated && !stack.context.hasChanges)
+        #expect(stack.context.registeredObject(for: bobID) == nil)
+        #expect(bob.managedObjectContext == nil && !bob.isDeleted)
+        let note = try #require(changes.notifications.last)
+        let info = note.userInfo ?? [:]
+        #expect((info[NSRefreshedObjectsKey] as? Set<NSManagedObject>)?.map(\.objectID) == [annID])
+        #expect((info[NSDeletedObjectsKey] as? Set<NSManagedObject>)?.map(\.objectID) == [bobID])
+        #expect((info[NSInsertedObjectsKey] as? Set<NSManagedObject>)?.map(\.objectID) == [cy.objectID])
+        #expect(changes.notifications.count == 1)
+        let names = try stack.fetch("Employee", sortedBy: "name").map { $0.string("name") }
+        #expect(names == ["Ann", "Cy"])
+        // The merged deletion is no pending change: a save has nothing to do.
+        #expect(stack.context.deletedObjects.isEmpty)
+        try stack.context.save()
+    }
+
+    @Test func localChangesSurviveTheMergeAndSaveWithoutAConflict() throws {
+        let stack = try TestStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let ann = stack.context.object(with: annID)
+        ann.setValue("ann@x", forKey: "email")
+
+        let other = stack.newContext()
+        other.object(with: annID).setValue(31, forKey: "age")
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(ann.int("age") == 31 && ann.string("email") == "ann@x")
+        #expect(ann.isUpdated && stack.context.hasChanges)
+        #expect(Set(ann.changedValues().keys) == ["email"])
+        try stack.context.save()
+        #expect(try stack.stored("Employee") { "\($0.string("name")!) \($0.int("age")!) \($0.string("email") ?? "-")" } == ["Ann 31 ann@x"])
+    }
+
+    @Test func aDeletionRunsTheDeleteRulesOfTheOtherContextsObjects() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let department = stack.insert("Department", ["name": "R&D"], into: seeding)
+        let annSeed = stack.insert("Employee", ["name": "Ann"], into: seeding)
+        let bobSeed = stack.insert("Employee", ["name": "Bob"], into: seeding)
+        department.setValue(Set([annSeed, bobSeed]), forKey: "employees")
+        try seeding.save()
+
+        let local = stack.context.object(with: department.objectID)
+        #expect(local.objects("employees").count == 2)
+        let other = stack.newContext()
+        other.delete(other.object(with: bobSeed.objectID))
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(local.objects("employees").map(\.objectID) == [annSeed.objectID])
+        #expect(!stack.context.hasChanges)
+    }
+
+    @Test func aFaultTheOtherContextUpdatedFiresWithTheNewValues() throws {
+        let stack = try TestStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        // A fault holding the row it was fetched with.
+        let fault = try #require(try stack.fetch("Employee").first)
+        #expect(fault.isFault)
+        let other = stack.newContext()
+        other.object(with: annID).setValue(32, forKey: "age")
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(fault.isFault)
+        #expect(fault.int("age") == 32)
+    }
+
+    @Test func remoteChangesMergeByURI() throws {
+        let stack = try TestStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let ann = stack.context.object(with: annID)
+        #expect(ann.int("age") == 30)
+        let other = stack.newContext()
+        other.object(with: annID).setValue(33, forKey: "age")
+        try other.save()
+        NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSUpdatedObjectsKey: [annID.uriRepresentation()]], into: [stack.context])
+        #expect(ann.int("age") == 33)
+        #expect(!stack.context.hasChanges)
+    }
+
+    @Test func automaticMergingFollowsTheOtherContextsSaves() throws {
+        let stack = try TestStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let context = stack.context
+        let ann = context.object(with: annID)
+        #expect(ann.int("age") == 30)
+        #expect(!context.automaticallyMergesChangesFromParent)
+        context.automaticallyMergesChangesFromParent = true
+        #expect(context.automaticallyMergesChangesFromParent)
+
+        let other = stack.newContext()
+        other.object(with: annID).setValue(34, forKey: "age")
+        try other.save()
+        // The merge runs on the context's queue: a block queued after it sees it done.
+        context.performAndWait {}
+        #expect(ann.int("age") == 34)
+
+        context.automaticallyMergesChangesFromParent = false
+        other.object(with: annID).setValue(35, forKey: "age")
+        try other.save()
+        context.performAndWait {}
+        #expect(ann.int("age") == 34)
+    }
+}
