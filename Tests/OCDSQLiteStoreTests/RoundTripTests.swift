@@ -125,6 +125,45 @@ import class OCDPredicate.NSSortDescriptor
         #expect(try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY").first?["ZNAME"] as? String == "Acme Corp")
     }
 
+    /// Spec §2: two entities of one hierarchy with a property of the same name share the root's table,
+    /// so the second one's column gets a numeric suffix (`ZTEXT`, `ZTEXT1`); each reads back its own.
+    @Test func sameNamedPropertiesOfOneHierarchyGetSuffixedColumns() throws {
+        func attribute(_ name: String) -> NSAttributeDescription {
+            let attribute = NSAttributeDescription()
+            attribute.name = name
+            attribute.attributeType = .stringAttributeType
+            return attribute
+        }
+        func entity(_ name: String, _ properties: [NSPropertyDescription]) -> NSEntityDescription {
+            let entity = NSEntityDescription()
+            entity.name = name
+            entity.managedObjectClassName = "NSManagedObject"
+            entity.properties = properties
+            return entity
+        }
+        let message = entity("Message", [attribute("sender")])
+        let system = entity("SystemMessage", [attribute("text")])
+        let textMessage = entity("TextMessage", [attribute("text")])
+        message.subentities = [system, textMessage]
+        let model = NSManagedObjectModel()
+        model.entities = [message, system, textMessage]
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stack = try SQLiteStack(model: model, url: url)
+        try withExtendedLifetime(stack.context) {
+            stack.insert("SystemMessage", ["sender": "s", "text": "joined"])
+            stack.insert("TextMessage", ["sender": "t", "text": "hello"])
+            try stack.context.save()
+        }
+        let columns = Set(try RawSQL.rows(url, "PRAGMA table_info(ZMESSAGE)").compactMap { $0["name"] as? String })
+        #expect(columns.isSuperset(of: ["ZSENDER", "ZTEXT", "ZTEXT1"]))
+        let rows = try RawSQL.rows(url, "SELECT ZSENDER, ZTEXT, ZTEXT1 FROM ZMESSAGE ORDER BY ZSENDER")
+        #expect(rows.map { [$0["ZTEXT"] as? String, $0["ZTEXT1"] as? String] } == [["joined", nil], [nil, "hello"]])
+        let other = stack.newContext()
+        let read = try stack.fetch("Message", sortedBy: "sender", in: other)
+        #expect(read.map { $0.value(forKey: "text") as? String } == ["joined", "hello"])
+    }
+
     /// Spec §4: `Z_MAX` counts the keys of the root's table; a subentity's row keeps 0.
     @Test func aSubentitysInsertRaisesTheRootsMaximum() throws {
         let folder = TemporaryFolder()
