@@ -9,9 +9,10 @@ extension NSManagedObjectContext {
     /// Merges the changes of another context's `NSManagedObjectContextDidSave` notification: registered
     /// objects the other context updated are refreshed, keeping this context's own changes over the stored
     /// values (`refresh(_:mergeChanges: true)`); objects it inserted are faulted in; registered objects it
-    /// deleted are deleted here, with their delete rules, and leave the context as a saved deletion would.
-    /// Call it on the context's queue (in `perform`). One `NSManagedObjectContextObjectsDidChange` reports
-    /// the merge: inserted, refreshed and deleted objects (and objects a delete rule changed, as updated).
+    /// deleted are deleted here, let go of by the objects that point to them, and leave the context as a
+    /// saved deletion would. Call it on the context's queue (in `perform`). An
+    /// `NSManagedObjectContextObjectsDidChange` reports the merge: inserted, refreshed and deleted objects
+    /// (and, as updated, objects that let go of a deleted one).
     public func mergeChanges(fromContextDidSave notification: Notification) {
         assertQueue()
         let info = notification.userInfo ?? [:]
@@ -64,50 +65,86 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// The object IDs under `key` (objects, IDs or URIs, in a set or an array), or under `idsKey`.
+    /// The object IDs under `key` (objects, IDs or URIs, in a set or an array), or under `idsKey`. An ID
+    /// of another coordinator (a second one on the same file) is taken by its URI.
     func objectIDs(_ info: [AnyHashable: Any], _ key: String, _ idsKey: String) -> [NSManagedObjectID] {
         guard let value = info[key] ?? info[idsKey] else { return [] }
         let elements: [Any]
         if let set = value as? Set<NSManagedObject> { elements = Array(set) }
         else if let set = value as? Set<NSManagedObjectID> { elements = Array(set) }
+        else if let set = value as? Set<URL> { elements = Array(set) }
         else if let array = value as? [Any] { elements = array }
         else if let set = value as? NSSet { elements = set.allObjects }
         else if let array = value as? NSArray { elements = array.map { $0 } }
         else { return [] }
-        return elements.compactMap { element in
-            if let object = element as? NSManagedObject { return object.objectID }
-            if let id = element as? NSManagedObjectID { return id }
-            if let url = element as? URL { return persistentStoreCoordinator?.managedObjectID(forURIRepresentation: url) }
-            return nil
+        let coordinator = persistentStoreCoordinator
+        let stores = coordinator?.persistentStores ?? []
+        return elements.compactMap { element -> NSManagedObjectID? in
+            var id: NSManagedObjectID?
+            if let object = element as? NSManagedObject { id = object.objectID }
+            else if let objectID = element as? NSManagedObjectID { id = objectID }
+            else if let url = element as? URL { return coordinator?.managedObjectID(forURIRepresentation: url) }
+            guard let id, !id.isTemporaryID else { return nil }
+            if let store = id.persistentStore, stores.contains(where: { $0 === store }) { return id }
+            return coordinator?.managedObjectID(forURIRepresentation: id.uriRepresentation())
         }
     }
 
     /// The merge itself, on the context's queue.
+    ///
+    /// The store already holds everything the other context saved, delete rules included: objects its
+    /// cascades deleted are among `deletedIDs`, objects its nullifications changed among `updatedIDs`. So
+    /// deleted objects do not run this context's delete rules against relationships that may be out of
+    /// date (a cascade through them could delete an object the other context kept): they are detached
+    /// from the objects that point to them, and only objects inserted here cascade, as they are nowhere
+    /// else.
     func mergeSavedChanges(inserted insertedIDs: [NSManagedObjectID], updated updatedIDs: [NSManagedObjectID], deleted deletedIDs: [NSManagedObjectID]) {
         // This context's own pending changes are announced first, in their own notification.
         processPendingChanges()
-        let savedDeletions = Set(deletedIDs)
 
-        // Deletions: a realized object as `delete(_:)` deletes it, delete rules included; a fault (whose
-        // row is gone: nothing to fire) is marked deleted as it is.
+        // Deletions: every registered object the store no longer has is deleted as it is.
+        var gone: [ObjectIdentifier: NSManagedObject] = [:]
         for id in deletedIDs {
-            guard let object = registry[id], !object.isInserted, !object.isDeleted else { continue }
+            guard let object = registry[id], !object.isInserted else { continue }
+            gone[ObjectIdentifier(object)] = object
+            let key = ObjectIdentifier(object)
+            pendingDeletePropagation.removeAll { $0 === object }
+            if !object.isDeleted {
+                if !object.isFault { object.prepareForDeletion() }
+                object.status.insert(.deleted)
+                object.status.remove(.updated)
+                updated[key] = nil
+                unprocessedUpdated[key] = nil
+            }
+            deleted[key] = object
+            unprocessedDeleted[key] = object
+        }
+
+        // Updates: a fault reads the new row when it fires; a realized object is refreshed now, keeping
+        // this context's changes (a pending deletion included, which then expects the new version).
+        for id in updatedIDs {
+            guard let object = registry[id], !object.isInserted, gone[ObjectIdentifier(object)] == nil else { continue }
             if object.isFault {
                 forgetFault(object)
-                let key = ObjectIdentifier(object)
-                object.status.insert(.deleted)
-                deleted[key] = object
-                unprocessedDeleted[key] = object
+            } else if object.status.contains(.inaccessible) {
+                refresh(object, mergeChanges: false)
             } else {
-                delete(object)
+                refresh(object, mergeChanges: true)
             }
         }
-        runPendingDeleteRules()
-        // What the delete rules changed: compared with the store again once refreshed, below.
-        var touched = Array(unprocessedUpdated.values)
-        // The objects the store no longer has leave the context as a saved deletion leaves it (a fault
-        // outside any context, no longer deleted); objects a cascade deleted here alone stay pending.
-        for object in Array(deleted.values) where savedDeletions.contains(object.objectID) {
+
+        // Whatever still points to a deleted object lets go of it (or, inserted here and cascading from
+        // it, is deleted too).
+        if !gone.isEmpty {
+            for object in Array(registry.values) where !object.isFault && gone[ObjectIdentifier(object)] == nil {
+                detach(object, from: gone)
+            }
+            runPendingDeleteRules()
+            dropObjectsInsertedAndDeleted()
+        }
+        // They leave the context as a saved deletion leaves it: a fault outside any context.
+        for object in gone.values {
+            forgetFault(object)
             deleted[ObjectIdentifier(object)] = nil
             registry[object.objectID] = nil
             object.turnIntoFault()
@@ -115,32 +152,52 @@ extension NSManagedObjectContext {
             object.managedObjectContext = nil
         }
 
-        // Updates: a fault reads the new row when it fires; a realized object is refreshed now.
-        for id in updatedIDs {
-            guard let object = registry[id], !object.isInserted, !object.isDeleted else { continue }
-            if object.isFault {
-                forgetFault(object)
-            } else {
-                refresh(object, mergeChanges: true)
-                touched.append(object)
-            }
-        }
-        // An object whose only changes are what the other context saved has nothing left to save.
-        for object in touched where object.isUpdated && object.changedValues().isEmpty {
-            updated[ObjectIdentifier(object)] = nil
-            object.status.remove(.updated)
-        }
 
-        // Insertions: faulted in, and announced with the rest of the merge.
+        // Insertions: faulted in (an inaccessible deleted object comes back), and announced.
         var faults: Set<NSManagedObject> = []
         for id in insertedIDs {
             if let object = registry[id] {
-                if !object.isInserted { faults.insert(object) }
+                if object.status.contains(.inaccessible) { refresh(object, mergeChanges: false) }
+                if !object.isInserted && !object.isDeleted { faults.insert(object) }
             } else {
                 faults.insert(object(with: id))
             }
         }
         postObjectsDidChange(merged: faults)
+    }
+
+    /// Removes the deleted objects `gone` from `object`'s loaded relationships, with change notifications
+    /// and no inverse maintenance (the other side is leaving). A relationship of an object inserted here
+    /// whose delete rule is cascade deletes it too.
+    private func detach(_ object: NSManagedObject, from gone: [ObjectIdentifier: NSManagedObject]) {
+        for (slot, relationship) in object.layout.relationships where !relationship.isTransient {
+            let members: [NSManagedObject]
+            if relationship.isToMany {
+                guard let storage = object.slots[slot] as? ToManyStorage else { continue }
+                members = storage.objects
+            } else {
+                members = (object.slots[slot] as? NSManagedObject).map { [$0] } ?? []
+            }
+            let leaving = members.filter { gone[ObjectIdentifier($0)] != nil }
+            guard !leaving.isEmpty else { continue }
+            // An object inserted here, whose inverse cascades from a deleted object, goes with it.
+            if object.isInserted, relationship.inverseRelationship?.deleteRule == .cascadeDeleteRule {
+                if !object.isDeleted { delete(object) }
+            }
+            object.inverseUpdateDepth += 1
+            if relationship.isToMany {
+                let staying = members.filter { gone[ObjectIdentifier($0)] == nil }
+                let using = Set(leaving.map { AnyHashable($0) })
+                object.willChangeValue(forKey: relationship.name, withSetMutation: .minus, using: using)
+                object.kvcSetPrimitiveValue(staying, forKey: relationship.name)
+                object.didChangeValue(forKey: relationship.name, withSetMutation: .minus, using: using)
+            } else {
+                object.noteWillChange(relationship.name)
+                object.kvcSetPrimitiveValue(nil, forKey: relationship.name)
+                object.noteDidChange(relationship.name)
+            }
+            object.inverseUpdateDepth -= 1
+        }
     }
 
     /// A fault drops the row it was fetched with, so that it reads the store's row when it fires.

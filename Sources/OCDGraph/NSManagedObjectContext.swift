@@ -401,7 +401,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         isProcessingPendingChanges = true
         defer { isProcessingPendingChanges = false }
         runPendingDeleteRules()
-        // Inserted, then deleted before a save: the object never existed.
+        dropObjectsInsertedAndDeleted()
+        postObjectsDidChange()
+    }
+
+    /// Inserted, then deleted before a save: the object never existed.
+    func dropObjectsInsertedAndDeleted() {
         for (key, object) in inserted where object.status.contains(.deleted) {
             inserted[key] = nil
             assignedStores[key] = nil
@@ -416,7 +421,6 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.status.subtract([.inserted, .deleted])
             object.managedObjectContext = nil
         }
-        postObjectsDidChange()
     }
 
     /// The delete rules of the objects deleted since the last call (cascades included).

@@ -78,11 +78,109 @@ import class OCDPredicate.NSPredicate
 
         let local = stack.context.object(with: department.objectID)
         #expect(local.objects("employees").count == 2)
+        // Realized here, so that its relationship to the department is loaded too.
+        let bob = stack.context.object(with: bobSeed.objectID)
+        #expect(bob.object("department") === local)
         let other = stack.newContext()
         other.delete(other.object(with: bobSeed.objectID))
         stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
         #expect(local.objects("employees").map(\.objectID) == [annSeed.objectID])
         #expect(!stack.context.hasChanges)
+    }
+
+    /// The other context moved a task to Bob, then deleted Ann, whose tasks cascade. Ann's relationships
+    /// here are out of date (the task is still hers): the merge must not cascade through them.
+    @Test func aMergedDeletionDoesNotCascadeThroughOutOfDateRelationships() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let ann = stack.insert("Employee", ["name": "Ann"], into: seeding)
+        let bob = stack.insert("Employee", ["name": "Bob"], into: seeding)
+        let task = stack.insert("Task", ["title": "T", "owner": ann], into: seeding)
+        try seeding.save()
+        let localAnn = stack.context.object(with: ann.objectID)
+        #expect(localAnn.value(forKey: "tasks") is NSOrderedSet)
+        let localTask = stack.context.object(with: task.objectID)
+        #expect(localTask.object("owner") === localAnn)
+
+        let other = stack.newContext()
+        other.object(with: task.objectID).setValue(other.object(with: bob.objectID), forKey: "owner")
+        other.delete(other.object(with: ann.objectID))
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(stack.context.deletedObjects.isEmpty)
+        #expect(localTask.object("owner")?.objectID == bob.objectID)
+        #expect(!stack.context.hasChanges)
+        try stack.context.save()
+        #expect(try stack.stored("Task") { $0.string("title") } == ["T"])
+    }
+
+    /// A deleted object that is only a fault here still leaves the relationships of the objects that
+    /// point to it, even those with unsaved changes of their own (which a refresh keeps).
+    @Test func aDeletedFaultLeavesTheRelationshipsThatHoldIt() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let department = stack.insert("Department", ["name": "R&D"], into: seeding)
+        let ann = stack.insert("Employee", ["name": "Ann", "department": department], into: seeding)
+        let bob = stack.insert("Employee", ["name": "Bob", "department": department], into: seeding)
+        try seeding.save()
+        let local = stack.context.object(with: department.objectID)
+        let members = local.objects("employees")
+        #expect(members.count == 2 && members.allSatisfy { $0.isFault })
+        let cy = stack.insert("Employee", ["name": "Cy", "department": local])
+
+        let other = stack.newContext()
+        other.delete(other.object(with: bob.objectID))
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(Set(local.objects("employees").map(\.objectID)) == [ann.objectID, cy.objectID])
+        try stack.context.save()
+        let names = try stack.stored("Department") { Set($0.objects("employees").compactMap { $0.string("name") }) }
+        #expect(names == [["Ann", "Cy"]])
+    }
+
+    /// An object deleted here and updated there: the pending deletion is kept, and saves against the
+    /// version the other context wrote (no optimistic-locking conflict).
+    @Test func aPendingDeletionSavesAfterTheObjectWasUpdatedElsewhere() throws {
+        let stack = try TestStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let ann = stack.context.object(with: annID)
+        stack.context.delete(ann)
+        let other = stack.newContext()
+        other.object(with: annID).setValue(31, forKey: "age")
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(ann.isDeleted && stack.context.deletedObjects.count == 1)
+        try stack.context.save()
+        #expect(try stack.stored("Employee") { $0.string("name") }.isEmpty)
+    }
+
+    /// The IDs of a save notification's `…ObjectIDs` variant merge as well.
+    @Test func theObjectIDsNotificationMergesToo() throws {
+        let stack = try TestStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let ann = stack.context.object(with: annID)
+        #expect(ann.int("age") == 30)
+        let other = stack.newContext()
+        other.object(with: annID).setValue(36, forKey: "age")
+        let recorder = NotificationRecorder([.NSManagedObjectContextDidSaveObjectIDs], object: other)
+        try other.save()
+        stack.context.mergeChanges(fromContextDidSave: try #require(recorder.notifications.first))
+        #expect(ann.int("age") == 36)
+    }
+
+    /// A second coordinator on the same file: its IDs are taken by their URIs.
+    @Test func idsOfAnotherCoordinatorMergeByTheirURIs() throws {
+        guard TestStack.storeType == NSSQLiteStoreType else { return }
+        let stack = try TestStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let ann = stack.context.object(with: annID)
+        #expect(ann.int("age") == 30)
+        let second = try TestStack(model: stack.model, storeType: NSSQLiteStoreType, url: stack.store.url, options: nil)
+        let theirs = try #require(try second.fetch("Employee").first)
+        theirs.setValue(37, forKey: "age")
+        let cy = second.insert("Employee", ["name": "Cy"])
+        try second.context.save()
+        NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSUpdatedObjectsKey: [theirs.objectID], NSInsertedObjectsKey: [cy.objectID]],
+                                            into: [stack.context])
+        #expect(ann.int("age") == 37)
+        #expect(try stack.fetch("Employee", sortedBy: "name").compactMap { $0.string("name") } == ["Ann", "Cy"])
     }
 
     @Test func aFaultTheOtherContextUpdatedFiresWithTheNewValues() throws {
@@ -133,5 +231,21 @@ import class OCDPredicate.NSPredicate
         try other.save()
         context.performAndWait {}
         #expect(ann.int("age") == 34)
+    }
+
+    /// A context that merges automatically and is then released leaves no observer behind: later saves
+    /// of other contexts run as before.
+    @Test func aReleasedAutomaticallyMergingContextStopsListening() throws {
+        let stack = try TestStack()
+        let annID = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        do {
+            let merging = stack.newContext()
+            merging.automaticallyMergesChangesFromParent = true
+            _ = merging.object(with: annID)
+        }
+        let other = stack.newContext()
+        other.object(with: annID).setValue(38, forKey: "age")
+        try other.save()
+        #expect(try stack.stored("Employee") { $0.int("age") } == [38])
     }
 }
