@@ -126,8 +126,6 @@ extension NSManagedObjectContext {
             guard let object = registry[id], !object.isInserted, gone[ObjectIdentifier(object)] == nil else { continue }
             if object.isFault {
                 forgetFault(object)
-            } else if object.status.contains(.inaccessible) {
-                refresh(object, mergeChanges: false)
             } else {
                 refresh(object, mergeChanges: true)
             }
@@ -153,11 +151,10 @@ extension NSManagedObjectContext {
         }
 
 
-        // Insertions: faulted in (an inaccessible deleted object comes back), and announced.
+        // Insertions: faulted in, and announced.
         var faults: Set<NSManagedObject> = []
         for id in insertedIDs {
             if let object = registry[id] {
-                if object.status.contains(.inaccessible) { refresh(object, mergeChanges: false) }
                 if !object.isInserted && !object.isDeleted { faults.insert(object) }
             } else {
                 faults.insert(object(with: id))

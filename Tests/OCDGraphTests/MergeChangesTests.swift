@@ -136,6 +136,25 @@ import class OCDPredicate.NSPredicate
         #expect(names == [["Ann", "Cy"]])
     }
 
+    /// A task inserted here for an employee the other context deleted: Employee.tasks cascades, and the
+    /// task exists nowhere else, so it goes with her.
+    @Test func anObjectInsertedHereGoesWithTheDeletedObjectItsInverseCascadesFrom() throws {
+        let stack = try TestStack()
+        let annID = try stack.seed("Employee", ["name": "Ann"])
+        let bobID = try stack.seed("Employee", ["name": "Bob"])
+        let ann = stack.context.object(with: annID)
+        let doomed = stack.insert("Task", ["title": "T", "owner": ann])
+        let kept = stack.insert("Task", ["title": "U", "reviewer": ann, "owner": stack.context.object(with: bobID)])
+        let other = stack.newContext()
+        other.delete(other.object(with: annID))
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(doomed.managedObjectContext == nil && !stack.context.insertedObjects.contains(doomed))
+        // Task.reviewer's inverse (reviewedTasks) nullifies: the task stays, without its reviewer.
+        #expect(kept.isInserted && kept.object("reviewer") == nil)
+        try stack.context.save()
+        #expect(try stack.stored("Task") { $0.string("title") } == ["U"])
+    }
+
     /// An object deleted here and updated there: the pending deletion is kept, and saves against the
     /// version the other context wrote (no optimistic-locking conflict).
     @Test func aPendingDeletionSavesAfterTheObjectWasUpdatedElsewhere() throws {
