@@ -102,22 +102,24 @@ extension NSManagedObjectContext {
         // This context's own pending changes are announced first, in their own notification.
         processPendingChanges()
 
-        // Deletions: every registered object the store no longer has is deleted as it is.
+        // Deletions: every registered object the store no longer has is deleted as it is (an object
+        // deleted here already was announced then).
         var gone: [ObjectIdentifier: NSManagedObject] = [:]
+        var newlyDeleted: [NSManagedObject] = []
         for id in deletedIDs {
             guard let object = registry[id], !object.isInserted else { continue }
-            gone[ObjectIdentifier(object)] = object
             let key = ObjectIdentifier(object)
+            gone[key] = object
             pendingDeletePropagation.removeAll { $0 === object }
             if !object.isDeleted {
-                if !object.isFault { object.prepareForDeletion() }
                 object.status.insert(.deleted)
                 object.status.remove(.updated)
                 updated[key] = nil
                 unprocessedUpdated[key] = nil
+                unprocessedDeleted[key] = object
+                newlyDeleted.append(object)
             }
             deleted[key] = object
-            unprocessedDeleted[key] = object
         }
 
         // Updates: a fault reads the new row when it fires; a realized object is refreshed now, keeping
@@ -131,11 +133,16 @@ extension NSManagedObjectContext {
             }
         }
 
-        // Whatever still points to a deleted object lets go of it (or, inserted here and cascading from
-        // it, is deleted too).
+        // As `delete(_:)` would, a realized object hears of its deletion, once it is marked deleted and
+        // the objects the other context updated have their new values.
+        for object in newlyDeleted where !object.isFault { object.prepareForDeletion() }
+
+        // Whatever still points to a deleted object lets go of it (or, linked to it here and cascading
+        // from it, is deleted too).
         if !gone.isEmpty {
+            let goneIDs = Set(gone.values.map(\.objectID))
             for object in Array(registry.values) where !object.isFault && gone[ObjectIdentifier(object)] == nil {
-                detach(object, from: gone)
+                detach(object, from: gone, ids: goneIDs)
             }
             runPendingDeleteRules()
             dropObjectsInsertedAndDeleted()
@@ -151,22 +158,23 @@ extension NSManagedObjectContext {
         }
 
 
-        // Insertions: faulted in, and announced.
+        // Insertions: faulted in, and announced (an object already registered is already known here).
         var faults: Set<NSManagedObject> = []
-        for id in insertedIDs {
-            if let object = registry[id] {
-                if !object.isInserted && !object.isDeleted { faults.insert(object) }
-            } else {
-                faults.insert(object(with: id))
-            }
+        for id in insertedIDs where registry[id] == nil {
+            faults.insert(object(with: id))
         }
         postObjectsDidChange(merged: faults)
     }
 
     /// Removes the deleted objects `gone` from `object`'s loaded relationships, with change notifications
-    /// and no inverse maintenance (the other side is leaving). A relationship of an object inserted here
-    /// whose delete rule is cascade deletes it too.
-    private func detach(_ object: NSManagedObject, from gone: [ObjectIdentifier: NSManagedObject]) {
+    /// and no inverse maintenance (the other side is leaving). An object linked to a deleted one here (an
+    /// inserted object, or a link this context made) whose inverse cascades is deleted with it, as
+    /// `delete(_:)` of the deleted object would have done here. An object that had no changes keeps none:
+    /// the link it lets go of was one the store no longer counts (a relationship with no inverse or a
+    /// no-action rule), so its committed values let go of it too.
+    private func detach(_ object: NSManagedObject, from gone: [ObjectIdentifier: NSManagedObject], ids goneIDs: Set<NSManagedObjectID>) {
+        let wasClean = !object.hasChanges
+        var changedSlots: [Int] = []
         for (slot, relationship) in object.layout.relationships where !relationship.isTransient {
             let members: [NSManagedObject]
             if relationship.isToMany {
@@ -177,9 +185,9 @@ extension NSManagedObjectContext {
             }
             let leaving = members.filter { gone[ObjectIdentifier($0)] != nil }
             guard !leaving.isEmpty else { continue }
-            // An object inserted here, whose inverse cascades from a deleted object, goes with it.
-            if object.isInserted, relationship.inverseRelationship?.deleteRule == .cascadeDeleteRule {
-                if !object.isDeleted { delete(object) }
+            if relationship.inverseRelationship?.deleteRule == .cascadeDeleteRule, !object.isDeleted,
+               object.isInserted || !isCommittedLink(of: object, slot: slot, to: leaving) {
+                delete(object)
             }
             object.inverseUpdateDepth += 1
             if relationship.isToMany {
@@ -194,7 +202,32 @@ extension NSManagedObjectContext {
                 object.noteDidChange(relationship.name)
             }
             object.inverseUpdateDepth -= 1
+            changedSlots.append(slot)
         }
+        guard wasClean, !changedSlots.isEmpty, !object.isDeleted, let row = object.committedRow else { return }
+        var values = row.values
+        for slot in changedSlots {
+            if let ids = values.storage[slot] as? [NSManagedObjectID] {
+                values.storage[slot] = ids.filter { !goneIDs.contains($0) }
+            } else if let id = values.storage[slot] as? NSManagedObjectID, goneIDs.contains(id) {
+                values.storage[slot] = nil
+            }
+            (object.slots[slot] as? ToManyStorage)?.modified = false
+        }
+        object.committedRow = StoreRow(objectID: row.objectID, version: row.version, values: values, hasValues: row.hasValues)
+        updated[ObjectIdentifier(object)] = nil
+        object.status.remove(.updated)
+    }
+
+    /// Whether every object of `leaving` was linked to `object` through `slot` in its committed values
+    /// (a to-many whose committed row does not list its members counts as committed).
+    private func isCommittedLink(of object: NSManagedObject, slot: Int, to leaving: [NSManagedObject]) -> Bool {
+        guard let committed = object.committedRow?.values.storage[slot] ?? nil else {
+            return object.committedRow != nil && object.layout.kinds[slot] == .toMany
+        }
+        if let id = committed as? NSManagedObjectID { return leaving.allSatisfy { $0.objectID == id } }
+        if let ids = committed as? [NSManagedObjectID] { return leaving.allSatisfy { ids.contains($0.objectID) } }
+        return true
     }
 
     /// A fault drops the row it was fetched with, so that it reads the store's row when it fires.

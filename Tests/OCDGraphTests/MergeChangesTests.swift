@@ -155,6 +155,59 @@ import class OCDPredicate.NSPredicate
         #expect(try stack.stored("Task") { $0.string("title") } == ["U"])
     }
 
+    /// A link the store no longer counts (Task.reviewer has no-action rules, so the other context's
+    /// deletion of the task changed nobody else): the reviewer lets go of it and stays unchanged.
+    @Test func lettingGoOfADeletedObjectLeavesAnUnchangedObjectUnchanged() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let ann = stack.insert("Employee", ["name": "Ann"], into: seeding)
+        let task = stack.insert("Task", ["title": "T", "reviewer": ann], into: seeding)
+        try seeding.save()
+        let localAnn = stack.context.object(with: ann.objectID)
+        #expect(localAnn.objects("reviewedTasks").count == 1)
+        let changes = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: stack.context)
+        let other = stack.newContext()
+        other.delete(other.object(with: task.objectID))
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(localAnn.objects("reviewedTasks").isEmpty)
+        #expect(!localAnn.isUpdated && !stack.context.hasChanges && localAnn.changedValues().isEmpty)
+        // Observers still hear that it changed.
+        #expect((changes.notifications.last?.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject>)?.contains(localAnn) == true)
+    }
+
+    /// A merged deletion of a realized object calls its `prepareForDeletion()` as `delete(_:)` would:
+    /// once, with the object already deleted.
+    @Test func aRealizedMergedDeletionHearsOfIt() throws {
+        let (stack, _) = try TestStack.hooked()
+        let annID = try stack.seed("Employee", ["name": "Ann"])
+        let ann = try #require(stack.context.object(with: annID) as? HookedEmployee)
+        _ = ann.string("name")
+        let other = stack.newContext()
+        other.delete(other.object(with: annID))
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(ann.count("prepareForDeletion") == 1)
+        #expect(ann.seen["prepareForDeletion.isDeleted"] as? Bool == true)
+    }
+
+    /// A saved task moved here to an employee the other context deleted: her tasks cascade, and the link
+    /// is this context's own, so the task is deleted here as `delete(_:)` of her would delete it.
+    @Test func anObjectLinkedHereToADeletedOneCascadesWithIt() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let ann = stack.insert("Employee", ["name": "Ann"], into: seeding)
+        let bob = stack.insert("Employee", ["name": "Bob"], into: seeding)
+        let task = stack.insert("Task", ["title": "T", "owner": bob], into: seeding)
+        try seeding.save()
+        let localTask = stack.context.object(with: task.objectID)
+        localTask.setValue(stack.context.object(with: ann.objectID), forKey: "owner")
+        let other = stack.newContext()
+        other.delete(other.object(with: ann.objectID))
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(localTask.isDeleted)
+        try stack.context.save()
+        #expect(try stack.stored("Task") { $0.string("title") }.isEmpty)
+    }
+
     /// An object deleted here and updated there: the pending deletion is kept, and saves against the
     /// version the other context wrote (no optimistic-locking conflict).
     @Test func aPendingDeletionSavesAfterTheObjectWasUpdatedElsewhere() throws {
