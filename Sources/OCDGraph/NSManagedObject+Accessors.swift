@@ -50,9 +50,13 @@ extension NSManagedObject {
     }
 
     /// The setter of a `@Managed` property.
+    ///
+    /// Like Core Data's generated setters, it stores the value itself between the change notifications,
+    /// rather than calling the overridable `setPrimitiveValue(_:forKey:)` (a `primitive<Key>` accessor the
+    /// class declares still wins).
     public func setManagedValue<T>(_ value: T, forKey key: String) {
         willChangeValue(forKey: key)
-        setPrimitiveValue(value, forKey: key)
+        kvcSetPrimitiveValue(value, forKey: key)
         didChangeValue(forKey: key)
     }
 

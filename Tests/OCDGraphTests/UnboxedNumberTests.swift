@@ -14,7 +14,10 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
     nonisolated(unsafe) static var primitiveReads = 0
 
     var budget: Int64 { get { managedValue(forKey: "budget") } set { setManagedValue(newValue, forKey: "budget") } }
-    var budgetAsInt: Int { managedValue(forKey: "budget") }
+    var budgetAsInt: Int { get { managedValue(forKey: "budget") } set { setManagedValue(newValue, forKey: "budget") } }
+    var ratio: Double { get { managedValue(forKey: "ratio") } set { setManagedValue(newValue, forKey: "ratio") } }
+    /// Counts calls of the overridable `setPrimitiveValue(_:forKey:)`, which generated setters do not make.
+    nonisolated(unsafe) static var primitiveWrites = 0
     var budgetAsDouble: Double { managedValue(forKey: "budget") }
     var budgetAsNumber: NSNumber? { managedValue(forKey: "budget") }
     var name: String? { get { managedValue(forKey: "name") } set { setManagedValue(newValue, forKey: "name") } }
@@ -22,6 +25,11 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
     override func primitiveValue(forKey key: String) -> Any? {
         Self.primitiveReads += 1
         return super.primitiveValue(forKey: key)
+    }
+
+    override func setPrimitiveValue(_ value: Any?, forKey key: String) {
+        Self.primitiveWrites += 1
+        super.setPrimitiveValue(value, forKey: key)
     }
 }
 
@@ -272,6 +280,33 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
         let other = stack.newContext()
         let sorted = try stack.fetch("Department", sortedBy: "budget", in: other)
         #expect(sorted.map { $0.value(forKey: "name") as? String } == ["B", "A"])
+    }
+
+    /// The typed setters store the value as it is held, with the change notifications and tracking of
+    /// any setter, and (as Core Data's generated setters) without calling `setPrimitiveValue(_:forKey:)`.
+    @Test func typedSettersStoreTheValueWithTheirNotifications() throws {
+        let stack = try stack()
+        let department = try #require(stack.insert("Department", ["name": "R&D", "budget": 1, "ratio": 0.5]) as? TypedDepartment)
+        try stack.context.save()
+        var seen: [Any?] = []
+        let token = department.observeValue(forKey: "budget", options: [.new]) { _, _, _, new, _, _ in seen.append(new) }
+        TypedDepartment.primitiveWrites = 0
+        department.budget = 7
+        department.budgetAsInt = 8
+        department.ratio = 1.5
+        department.name = "Labs"
+        withExtendedLifetime(token) {}
+        #expect(TypedDepartment.primitiveWrites == 0)
+        #expect(seen.compactMap { ($0 as? NSNumber)?.intValue } == [7, 8])
+        #expect(isNumberObject(department.value(forKey: "budget")) && department.value(forKey: "budget") as? Int == 8)
+        #expect(department.ratio == 1.5 && isNumberObject(department.value(forKey: "ratio")))
+        #expect(department.isUpdated && Set(department.changedValues().keys) == ["budget", "ratio", "name"])
+        department.setPrimitiveValue(NSNumber(value: 9), forKey: "budget")
+        #expect(TypedDepartment.primitiveWrites == 1 && department.budget == 9)
+        try stack.context.save()
+        let other = stack.newContext()
+        let stored = try #require(try stack.fetch("Department", in: other).first as? TypedDepartment)
+        #expect(stored.budget == 9 && stored.ratio == 1.5 && stored.name == "Labs")
     }
 
     @Test func typedGettersReadTheStoredInteger() throws {
