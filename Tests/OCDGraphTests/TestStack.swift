@@ -25,16 +25,27 @@ import OCDSQLiteStore
 /// `customize` runs on the entities (by name) and the model before the model is used, to set classes,
 /// counts or a localization dictionary for one test.
 enum TestModel {
+    /// An attribute description, as the model's and the tests' own entities use them.
+    static func attribute(_ name: String, _ type: NSAttributeType, optional: Bool = true, defaultValue: Any? = nil, transient: Bool = false) -> NSAttributeDescription {
+        let attribute = NSAttributeDescription()
+        attribute.name = name
+        attribute.attributeType = type
+        attribute.isOptional = optional
+        attribute.defaultValue = defaultValue
+        attribute.isTransient = transient
+        return attribute
+    }
+
+    /// An entity of plain `NSManagedObject`s with `properties`.
+    static func entity(_ name: String, _ properties: [NSPropertyDescription] = []) -> NSEntityDescription {
+        let entity = NSEntityDescription()
+        entity.name = name
+        entity.managedObjectClassName = "NSManagedObject"
+        entity.properties = properties
+        return entity
+    }
+
     static func make(_ customize: ([String: NSEntityDescription], NSManagedObjectModel) -> Void = { _, _ in }) -> NSManagedObjectModel {
-        func attribute(_ name: String, _ type: NSAttributeType, optional: Bool = true, defaultValue: Any? = nil, transient: Bool = false) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = optional
-            attribute.defaultValue = defaultValue
-            attribute.isTransient = transient
-            return attribute
-        }
         func relationship(_ name: String, _ destination: NSEntityDescription, toMany: Bool, rule: NSDeleteRule = .nullifyDeleteRule, ordered: Bool = false, optional: Bool = true) -> NSRelationshipDescription {
             let relationship = NSRelationshipDescription()
             relationship.name = name
@@ -49,13 +60,6 @@ enum TestModel {
             a.inverseRelationship = b
             b.inverseRelationship = a
         }
-        func entity(_ name: String) -> NSEntityDescription {
-            let entity = NSEntityDescription()
-            entity.name = name
-            entity.managedObjectClassName = "NSManagedObject"
-            return entity
-        }
-
         let company = entity("Company"), department = entity("Department"), employee = entity("Employee")
         let manager = entity("Manager"), task = entity("Task"), project = entity("Project"), badge = entity("Badge")
         employee.subentities = [manager]

@@ -50,15 +50,8 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
         let model = TestModel.make { entities, _ in
             let department = entities["Department"]!
             department.managedObjectClassName = TypedDepartment.className
-            let rank = NSAttributeDescription()
-            rank.name = "rank"
-            rank.attributeType = .integer32AttributeType
-            rank.isTransient = true
-            rank.defaultValue = 3
-            let ratio = NSAttributeDescription()
-            ratio.name = "ratio"
-            ratio.attributeType = .doubleAttributeType
-            department.properties += [rank, ratio]
+            department.properties += [TestModel.attribute("rank", .integer32AttributeType, defaultValue: 3, transient: true),
+                                      TestModel.attribute("ratio", .doubleAttributeType)]
             if uniqueBudgets { department.uniquenessConstraints = [["budget"]] }
         }
         return try TestStack(model: model)

@@ -128,22 +128,9 @@ import class OCDPredicate.NSSortDescriptor
     /// Spec §2: two entities of one hierarchy with a property of the same name share the root's table,
     /// so the second one's column gets a numeric suffix (`ZTEXT`, `ZTEXT1`); each reads back its own.
     @Test func sameNamedPropertiesOfOneHierarchyGetSuffixedColumns() throws {
-        func attribute(_ name: String) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = .stringAttributeType
-            return attribute
-        }
-        func entity(_ name: String, _ properties: [NSPropertyDescription]) -> NSEntityDescription {
-            let entity = NSEntityDescription()
-            entity.name = name
-            entity.managedObjectClassName = "NSManagedObject"
-            entity.properties = properties
-            return entity
-        }
-        let message = entity("Message", [attribute("sender")])
-        let system = entity("SystemMessage", [attribute("text")])
-        let textMessage = entity("TextMessage", [attribute("text")])
+        let message = TestModel.entity("Message", [TestModel.attribute("sender", .stringAttributeType)])
+        let system = TestModel.entity("SystemMessage", [TestModel.attribute("text", .stringAttributeType)])
+        let textMessage = TestModel.entity("TextMessage", [TestModel.attribute("text", .stringAttributeType)])
         message.subentities = [system, textMessage]
         let model = NSManagedObjectModel()
         model.entities = [message, system, textMessage]
