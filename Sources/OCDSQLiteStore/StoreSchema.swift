@@ -521,21 +521,15 @@ final class StoreSchema {
                 default: break
                 }
             }
-            for constraint in mapping.entity.uniquenessConstraints {
-                let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+            // Uniqueness constraints, and compound indexes (deprecated in the model, still honoured), as
+            // current Core Data names them: Z_<Entity>_[UNIQUE_]<property>_<property>…, in the listed order.
+            let groups = mapping.entity.uniquenessConstraints.map { ($0, true) } + mapping.entity.compoundIndexes.map { ($0, false) }
+            for (group, unique) in groups {
+                let names = group.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
                 let columns = names.compactMap { name in mapping.layout.slot(named: name).flatMap { column(of: mapping, slot: $0) } }
                 guard !columns.isEmpty, columns.count == names.count else { continue }
-                let name = "Z_\(entityName)_UNIQUE_" + names.joined(separator: "_")
-                index(name, "CREATE UNIQUE INDEX \(name) ON \(table) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
-            }
-            // Compound indexes (deprecated in the model, still honoured) are named as current Core Data
-            // names them: Z_<Entity>_<property>_<property>…, columns in the listed order.
-            for compound in mapping.entity.compoundIndexes {
-                let names = compound.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
-                let columns = names.compactMap { name in mapping.layout.slot(named: name).flatMap { column(of: mapping, slot: $0) } }
-                guard !columns.isEmpty, columns.count == names.count else { continue }
-                let name = "Z_\(entityName)_" + names.joined(separator: "_")
-                index(name, "CREATE INDEX \(name) ON \(table) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
+                let name = "Z_\(entityName)_" + (unique ? "UNIQUE_" : "") + names.joined(separator: "_")
+                index(name, "CREATE \(unique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
             }
             for fetchIndex in mapping.entity.indexes {
                 let parts = fetchIndex.elements.compactMap { element -> String? in

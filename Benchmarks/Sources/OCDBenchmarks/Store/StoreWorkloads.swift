@@ -139,48 +139,34 @@ enum StoreWorkloads {
         let readSidesGRDB = StoreSide("grdb", "Row.fetchCursor, columns read by index", run: { try grdbRead.fetchItems(records: false) }, check: full)
         let readSidesRecord = StoreSide("grdb_record", "ItemRecord.fetchAll (init(row:) by column name)", run: { try grdbRead.fetchItems(records: true) }, check: full)
 
-        workloads.append(StoreWorkload(
-            key: "fetch_read_fresh", unit: "object", operations: Int(n),
-            summary: "fetch \(n) Items (returnsObjectsAsFaults = false) in a new context and read every attribute",
-            sides: [
-                StoreSide("ocd", "new context; fetch with returnsObjectsAsFaults = false; value(forKey:) of the 10 attributes of each",
-                          setUp: { ocdRead.newContext() }, run: { try readAll(fetchRealized(ocdRead.context)) },
-                          tearDown: { ocdRead.newContext() }, check: full),
-                readSidesC, readSidesGRDB, readSidesRecord,
-            ],
-            ocdStore: { ocdRead.store },
-            memoryProbe: {
-                ocdRead.newContext()
-                let before = allocatedBytes()
-                let objects = try fetchRealized(ocdRead.context)
-                _ = readAll(objects)
-                let after = allocatedBytes()
-                let perObject = Double(after - before) / Double(max(objects.count, 1))
-                withExtendedLifetime(objects) {}
-                ocdRead.newContext()
-                return perObject
-            }))
-        workloads.append(StoreWorkload(
-            key: "fetch_read_accessors", unit: "object", operations: Int(n),
-            summary: "fetch_read_fresh, reading the attributes through the Item class's typed properties",
-            sides: [
-                StoreSide("ocd", "new context; fetch with returnsObjectsAsFaults = false; item.i0 … item.i9 (Int64 properties as @Managed writes them)",
-                          setUp: { ocdRead.newContext() }, run: { try readAllAccessors(fetchRealized(ocdRead.context)) },
-                          tearDown: { ocdRead.newContext() }, check: full),
-                readSidesC, readSidesGRDB, readSidesRecord,
-            ],
-            ocdStore: { ocdRead.store },
-            memoryProbe: {
-                ocdRead.newContext()
-                let before = allocatedBytes()
-                let objects = try fetchRealized(ocdRead.context)
-                _ = readAllAccessors(objects)
-                let after = allocatedBytes()
-                let perObject = Double(after - before) / Double(max(objects.count, 1))
-                withExtendedLifetime(objects) {}
-                ocdRead.newContext()
-                return perObject
-            }))
+        let freshReads: [(key: String, summary: String, reads: String, read: ([NSManagedObject]) -> Outcome)] = [
+            ("fetch_read_fresh", "fetch \(n) Items (returnsObjectsAsFaults = false) in a new context and read every attribute",
+             "value(forKey:) of the 10 attributes of each", readAll),
+            ("fetch_read_accessors", "fetch_read_fresh, reading the attributes through the Item class's typed properties",
+             "item.i0 … item.i9 (Int64 properties as @Managed writes them)", readAllAccessors),
+        ]
+        for fresh in freshReads {
+            workloads.append(StoreWorkload(
+                key: fresh.key, unit: "object", operations: Int(n), summary: fresh.summary,
+                sides: [
+                    StoreSide("ocd", "new context; fetch with returnsObjectsAsFaults = false; \(fresh.reads)",
+                              setUp: { ocdRead.newContext() }, run: { try fresh.read(fetchRealized(ocdRead.context)) },
+                              tearDown: { ocdRead.newContext() }, check: full),
+                    readSidesC, readSidesGRDB, readSidesRecord,
+                ],
+                ocdStore: { ocdRead.store },
+                memoryProbe: {
+                    ocdRead.newContext()
+                    let before = allocatedBytes()
+                    let objects = try fetchRealized(ocdRead.context)
+                    _ = fresh.read(objects)
+                    let after = allocatedBytes()
+                    let perObject = Double(after - before) / Double(max(objects.count, 1))
+                    withExtendedLifetime(objects) {}
+                    ocdRead.newContext()
+                    return perObject
+                }))
+        }
         workloads.append(StoreWorkload(
             key: "fetch_read_warm", unit: "object", operations: Int(n),
             summary: "the same fetch in a context that already holds every Item (C and GRDB: the same as fresh)",
