@@ -32,10 +32,8 @@ final class EntityRuntime: @unchecked Sendable {
     /// set or fetched value.
     let defaultValues: [(slot: Int, value: Any)]
 
-    /// The default value of the attribute at `slot` as ``defaultValues`` holds it, or nil.
-    func defaultValue(slot: Int) -> Any? {
-        defaultValues.first { $0.slot == slot }?.value
-    }
+    /// ``defaultValues`` by slot (nil for none): a fault's transient attributes take theirs when it fires.
+    let defaultValueBySlot: [Any?]
 
     private init(layout: EntityLayout) {
         defaultValues = layout.attributes.compactMap { slot, attribute in
@@ -51,6 +49,9 @@ final class EntityRuntime: @unchecked Sendable {
                 return (slot, value)
             }
         }
+        var bySlot = [Any?](repeating: nil, count: layout.properties.count)
+        for (slot, value) in defaultValues { bySlot[slot] = value }
+        defaultValueBySlot = bySlot
         observationPaths = layout.properties.map { ObservationKeyPaths.path(for: $0.name) }
         attributeChecks = layout.properties.map { property in
             guard property is NSAttributeDescription, property.validationPredicates.isEmpty else { return .full }

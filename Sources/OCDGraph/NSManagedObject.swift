@@ -393,7 +393,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 slots.storage[index] = row.values.storage[index]
             case .transientAttribute:
                 // The default as a new object gets it (numbers as NSNumbers), not the model's Swift `Int`.
-                slots[index] = EntityRuntime.of(layout).defaultValue(slot: index)
+                slots[index] = EntityRuntime.of(layout).defaultValueBySlot[index]
             case .toOne:
                 if layout.properties[index].isTransient {
                     slots[index] = nil

@@ -96,8 +96,7 @@ extension NSManagedObjectContext {
     /// cascades deleted are among `deletedIDs`, objects its nullifications changed among `updatedIDs`. So
     /// deleted objects do not run this context's delete rules against relationships that may be out of
     /// date (a cascade through them could delete an object the other context kept): they are detached
-    /// from the objects that point to them, and only objects inserted here cascade, as they are nowhere
-    /// else.
+    /// from the objects that point to them, and only links this context made cascade (`detach`).
     func mergeSavedChanges(inserted insertedIDs: [NSManagedObjectID], updated updatedIDs: [NSManagedObjectID], deleted deletedIDs: [NSManagedObjectID]) {
         // This context's own pending changes are announced first, in their own notification.
         processPendingChanges()
@@ -110,16 +109,15 @@ extension NSManagedObjectContext {
             guard let object = registry[id], !object.isInserted else { continue }
             let key = ObjectIdentifier(object)
             gone[key] = object
-            pendingDeletePropagation.removeAll { $0 === object }
             if !object.isDeleted {
                 object.status.insert(.deleted)
                 object.status.remove(.updated)
                 updated[key] = nil
                 unprocessedUpdated[key] = nil
                 unprocessedDeleted[key] = object
+                deleted[key] = object
                 newlyDeleted.append(object)
             }
-            deleted[key] = object
         }
 
         // Updates: a fault reads the new row when it fires; a realized object is refreshed now, keeping
