@@ -24,7 +24,7 @@ extension NSManagedObject {
                     return unsafeBitCast(Double(bitPattern: stored.value), to: T.self)
                 }
             } else if T.self == Bool.self {
-                if stored.type == SlotValues.boolType, let bool = SlotValues.unboxedBool(slots.storage[slot]) {
+                if stored.type == SlotValues.boolType, let bool = SlotValues.unboxedBool(slots.stored(slot)) {
                     didAccessValue(forKey: key)
                     return unsafeBitCast(bool, to: T.self)
                 }

@@ -255,7 +255,7 @@ extension NSManagedObject {
             }
         } else {
             // As held: an unboxed number is boxed only if an observer or the event's values hand it out.
-            change.oldValue = slots.storage[slot]
+            change.oldValue = slots.stored(slot)
         }
         pendingChanges.append((slot, change))
         // Persistent properties only, as Apple documents for changedValuesForCurrentEvent().

@@ -62,7 +62,7 @@ extension NSManagedObject {
                 case .none:
                     continue
                 case .mandatory:
-                    if slots.storage[index] == nil { modelErrors(for: property, value: nil, into: &errors) }
+                    if slots.isNil(index) { modelErrors(for: property, value: nil, into: &errors) }
                     continue
                 case .full:
                     break

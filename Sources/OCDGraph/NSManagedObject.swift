@@ -131,7 +131,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The set-up of a new object: the model's defaults where nothing is set yet, empty to-many
     /// relationships where none is made, and the insertion asked for (unless it is inserted already).
     private func becomeNewObject(insertInto context: NSManagedObjectContext?) {
-        for (slot, value) in EntityRuntime.of(layout).defaultValues where slots.storage[slot] == nil {
+        for (slot, value) in EntityRuntime.of(layout).defaultValues where slots.isNil(slot) {
             slots[slot] = Self.copyIfNeeded(value)
         }
         for (slot, relationship) in layout.relationships where relationship.isToMany && !(slots[slot] is ToManyStorage) {
@@ -390,7 +390,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         for (index, kind) in layout.kinds.enumerated() {
             switch kind {
             case .attribute:
-                slots.storage[index] = row.values.storage[index]
+                slots.copySlot(index, from: row.values)
             case .transientAttribute:
                 // The default as a new object gets it (numbers as NSNumbers), not the model's Swift `Int`.
                 slots[index] = EntityRuntime.of(layout).defaultValueBySlot[index]
@@ -567,7 +567,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             case .attribute, .transientAttribute:
                 // As held (numbers maybe unboxed): comparing needs no `NSNumber`; only a reported value is boxed.
                 let current = storedAttributeValue(slot: slot)
-                let committed = committedRow?.values.storage[slot] ?? nil
+                let committed = committedRow?.values.stored(slot) ?? nil
                 if !Self.valuesEqual(current, committed), !body(slot, property.name, { SlotValues.boxed(current) ?? NSNull() }) { return }
             }
         }
@@ -581,12 +581,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// ``attributeValue(slot:)`` as a row holds it: a number maybe unboxed (see `SlotValues`).
     func storedAttributeValue(slot: Int) -> Any? {
-        guard sharedKeyTable.hasPrimitiveAccessors else { return slots.storage[slot] }
+        guard sharedKeyTable.hasPrimitiveAccessors else { return slots.stored(slot) }
         let property = layout.properties[slot]
         if let accessor = keyTable.primitiveAccessors[property.name], let attribute = property as? NSAttributeDescription {
             return AttributeValues.normalize(accessor.get(self), for: attribute, of: self)
         }
-        return slots.storage[slot]
+        return slots.stored(slot)
     }
 
     /// Old values of the persistent properties changed since the last `processPendingChanges()`.

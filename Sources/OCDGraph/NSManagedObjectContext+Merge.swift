@@ -205,10 +205,10 @@ extension NSManagedObjectContext {
         guard wasClean, !changedSlots.isEmpty, !object.isDeleted, let row = object.committedRow else { return }
         var values = row.values
         for slot in changedSlots {
-            if let ids = values.storage[slot] as? [NSManagedObjectID] {
-                values.storage[slot] = ids.filter { !goneIDs.contains($0) }
-            } else if let id = values.storage[slot] as? NSManagedObjectID, goneIDs.contains(id) {
-                values.storage[slot] = nil
+            if let ids = values.stored(slot) as? [NSManagedObjectID] {
+                values[slot] = ids.filter { !goneIDs.contains($0) }
+            } else if let id = values.stored(slot) as? NSManagedObjectID, goneIDs.contains(id) {
+                values[slot] = nil
             }
             (object.slots[slot] as? ToManyStorage)?.modified = false
         }
@@ -220,7 +220,7 @@ extension NSManagedObjectContext {
     /// Whether every object of `leaving` was linked to `object` through `slot` in its committed values
     /// (a to-many whose committed row does not list its members counts as committed).
     private func isCommittedLink(of object: NSManagedObject, slot: Int, to leaving: [NSManagedObject]) -> Bool {
-        guard let committed = object.committedRow?.values.storage[slot] ?? nil else {
+        guard let committed = object.committedRow?.values.stored(slot) ?? nil else {
             return object.committedRow != nil && object.layout.kinds[slot] == .toMany
         }
         if let id = committed as? NSManagedObjectID { return leaving.allSatisfy { $0.objectID == id } }

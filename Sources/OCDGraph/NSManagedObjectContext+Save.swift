@@ -208,6 +208,6 @@ extension NSManagedObjectContext {
                 values[slot] = object.storedAttributeValue(slot: slot)
             }
         }
-        return StoreRow(objectID: object.objectID, version: version, values: SlotValues(values))
+        return StoreRow(objectID: object.objectID, version: version, values: SlotValues(values, plan: layout.slotPlan))
     }
 }

@@ -363,32 +363,34 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             if let needsValues, !needsValues(id) {
                 return StoreRow(objectID: id, version: statement.int64(2), values: mapping.layout.nilValues, hasValues: false)
             }
-            let count = mapping.layout.properties.count
-            // Built in place: `Array(repeating:count:)` then assigning each slot copied every nil in and
-            // destroyed it again (3 % of a fetch-and-read of Items at N = 20,000).
-            let values = [Any?](unsafeUninitializedCapacity: count) { buffer, initialized in
-                guard let base = buffer.baseAddress else { return }
-                base.initialize(repeating: nil, count: count)
-                for step in steps {
-                    switch step {
-                    case .attribute(let slot, let position, let attribute):
-                        // Initializing over a nil is safe: a nil `Any?` owns nothing to release.
-                        (base + slot).initialize(to: ValueCoding.decodeStored(statement, position, attribute, store: store))
-                    case .toOne(let slot, let position, let entityPosition, let relationship):
-                        guard !statement.isNull(position) else { continue }
-                        var destination = relationship.destinationEntity
-                        if let entityPosition, !statement.isNull(entityPosition),
-                           let exact = schema.byNumber[Int(statement.int64(entityPosition))] {
-                            destination = exact.entity
-                        }
-                        if let destination {
-                            (base + slot).initialize(to: store.objectID(for: destination, primaryKey: statement.int64(position)))
-                        }
+            // Written in place into a buffer laid out by the entity's plan: integers and doubles go
+            // straight into their words, with no existential made.
+            var values = SlotValues(plan: mapping.layout.slotPlan)
+            for step in steps {
+                switch step {
+                case .attribute(let slot, let position, let attribute):
+                    if statement.isNull(position) { continue }
+                    switch attribute.attributeType {
+                    case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+                        values.setInteger(ValueCoding.numeric(statement, position), at: slot)
+                    case .doubleAttributeType:
+                        values.setDouble(statement.double(position), at: slot)
+                    default:
+                        values[slot] = ValueCoding.decodeStored(statement, position, attribute, store: store)
+                    }
+                case .toOne(let slot, let position, let entityPosition, let relationship):
+                    guard !statement.isNull(position) else { continue }
+                    var destination = relationship.destinationEntity
+                    if let entityPosition, !statement.isNull(entityPosition),
+                       let exact = schema.byNumber[Int(statement.int64(entityPosition))] {
+                        destination = exact.entity
+                    }
+                    if let destination {
+                        values[slot] = store.objectID(for: destination, primaryKey: statement.int64(position))
                     }
                 }
-                initialized = count
             }
-            return StoreRow(objectID: id, version: statement.int64(2), values: SlotValues(values))
+            return StoreRow(objectID: id, version: statement.int64(2), values: values)
         }
     }
 
@@ -795,20 +797,27 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                                     to values: inout [SQLValue]) throws {
         let columns = mapping.writtenColumns
         values.reserveCapacity(values.count + columns.count + 2)
-        // Through the buffer: an `Array` subscript hands each `Any?` out as a copy (a value-witness call),
-        // the buffer's lends it to `encode`.
-        try row.values.storage.withUnsafeBufferPointer { rowValues in
-            for (index, written) in columns.enumerated() where set.contains(index) {
-                if let attribute = written.attribute {
-                    values.append(try ValueCoding.encode(rowValues[written.slot], attribute, marksExternalStorage: !legacyLayout))
-                    continue
+        let rowValues = row.values
+        for (index, written) in columns.enumerated() where set.contains(index) {
+            if let attribute = written.attribute {
+                // A number held in its word is encoded from its bits: no existential made.
+                let words = rowValues.words(at: written.slot)
+                let type = attribute.attributeType
+                if words.type == SlotValues.int64Type,
+                   type == .integer64AttributeType || type == .integer32AttributeType || type == .integer16AttributeType {
+                    values.append(.integer(Int64(bitPattern: words.value)))
+                } else if words.type == SlotValues.doubleType, type == .doubleAttributeType {
+                    values.append(.real(Double(bitPattern: words.value)))
+                } else {
+                    values.append(try ValueCoding.encode(rowValues.stored(written.slot), attribute, marksExternalStorage: !legacyLayout))
                 }
-                let destination = rowValues[written.slot] as? NSManagedObjectID
-                values.append(destination.flatMap { primaryKey(of: $0) }.map { .integer($0) } ?? .null)
-                if written.entityColumn != nil {
-                    let number = destination.flatMap { try? self.mapping($0.entity).number }
-                    values.append(number.map { .integer(Int64($0)) } ?? .null)
-                }
+                continue
+            }
+            let destination = rowValues.stored(written.slot) as? NSManagedObjectID
+            values.append(destination.flatMap { primaryKey(of: $0) }.map { .integer($0) } ?? .null)
+            if written.entityColumn != nil {
+                let number = destination.flatMap { try? self.mapping($0.entity).number }
+                values.append(number.map { .integer(Int64($0)) } ?? .null)
             }
         }
     }

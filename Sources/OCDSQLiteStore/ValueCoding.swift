@@ -104,7 +104,7 @@ enum ValueCoding {
         }
     }
 
-    private static func numeric(_ statement: Statement, _ column: Int32) -> Int64 {
+    static func numeric(_ statement: Statement, _ column: Int32) -> Int64 {
         switch statement.value(column) {
         case .integer(let value): return value
         case .real(let value): return clamped(value)

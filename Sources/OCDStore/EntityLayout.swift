@@ -30,6 +30,9 @@ public final class EntityLayout: @unchecked Sendable {
     /// What each slot holds, so hot paths (filling a fault, reading a value) need no cast per property.
     public let kinds: [SlotKind]
 
+    /// Where each slot's value lives in a ``SlotValues`` (numbers in a word, D27).
+    public let slotPlan: SlotPlan
+
     /// One nil per slot: the starting values of an object, shared until written.
     public let nilValues: SlotValues
 
@@ -67,7 +70,8 @@ public final class EntityLayout: @unchecked Sendable {
             if !property.isTransient { persistent.append(index) }
         }
         self.kinds = kinds
-        self.nilValues = SlotValues(Array(repeating: nil, count: properties.count))
+        self.slotPlan = SlotPlan(properties: properties)
+        self.nilValues = SlotValues(plan: slotPlan)
         self.hasOnlyPersistentAttributes = kinds.allSatisfy { $0 == .attribute }
         self.slotByName = slots
         self.slotIndex = NameIndex(slots)

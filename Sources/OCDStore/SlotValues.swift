@@ -1,27 +1,90 @@
 import Foundation
+import OCDModel
 
 /// The values of a row or an object by slot of its ``EntityLayout``.
 ///
 /// An integer, double or boolean attribute's value may be held as a plain `Int64`, `Double` or `Bool`
-/// rather than an `NSNumber`: it then lives in the existential's inline buffer, with no allocation (560 of
-/// a ten-integer object's 1,239 bytes were its `NSNumber`s). Reading through the subscript (or iterating)
-/// hands out the stored form every other reader expects, an `NSNumber`; hot paths that know what they want
-/// read ``storage`` directly and box nothing. A slot may hold either form: writers keep what they are given.
+/// rather than an `NSNumber` (D26), and such a slot takes one word rather than a 32-byte existential
+/// (D27): ten `Int64` attributes are 80 bytes of values, not 320. The layout of the words is the entity's
+/// ``SlotPlan``. Reading through the subscript (or iterating) hands out the stored form every other reader
+/// expects, an `NSNumber`; hot paths that know what they want read ``stored(_:)`` or ``words(at:)`` and box
+/// nothing. A slot may hold either form: writers keep what they are given, and a value that is not the
+/// slot's plain number (an `NSNumber` set on an integer attribute, say) is kept as it is, in a box.
+///
+/// A value type: copies share one buffer until one of them is written (copy-on-write), so a fault's
+/// values and its row's are one buffer.
 public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked Sendable {
-    /// The values as held: numbers possibly unboxed.
-    public var storage: [Any?]
+    @usableFromInline var buffer: SlotBuffer
 
-    @inlinable
-    public init(_ storage: [Any?]) { self.storage = storage }
+    /// Nil in every slot of `plan`.
+    public init(plan: SlotPlan) { buffer = SlotBuffer.make(plan) }
+
+    /// `values` by slot, laid out by `plan` (by default every slot an existential, for values without an
+    /// entity's layout).
+    public init(_ values: [Any?], plan: SlotPlan? = nil) {
+        let plan = plan ?? SlotPlan(untyped: values.count)
+        precondition(plan.count == values.count, "\(values.count) values for a plan of \(plan.count) slots")
+        buffer = SlotBuffer.make(plan)
+        for (slot, value) in values.enumerated() where value != nil { buffer.set(value, at: slot) }
+    }
+
+    /// The layout of the values.
+    @inlinable public var plan: SlotPlan { buffer.plan }
 
     @inlinable public var startIndex: Int { 0 }
-    @inlinable public var endIndex: Int { storage.count }
+    @inlinable public var endIndex: Int { buffer.plan.count }
 
     /// The value of `slot` in its stored form (an unboxed number as an `NSNumber`).
     @inlinable
     public subscript(slot: Int) -> Any? {
-        get { SlotValues.boxed(storage[slot]) }
-        set { storage[slot] = newValue }
+        get { buffer.boxedValue(at: slot) }
+        set { mutableBuffer().set(newValue, at: slot) }
+    }
+
+    /// The value of `slot` as held: an integer, double or boolean maybe a plain `Int64`, `Double` or
+    /// `Bool` (no `NSNumber` made).
+    @inlinable
+    public func stored(_ slot: Int) -> Any? { buffer.storedValue(at: slot) }
+
+    /// Whether `slot` holds nil, without copying its value out.
+    @inlinable
+    public func isNil(_ slot: Int) -> Bool { buffer.isNil(at: slot) }
+
+    /// Sets `slot` to the value `other` holds in `slot` (the same entity's values), as held.
+    @inlinable
+    public mutating func copySlot(_ slot: Int, from other: SlotValues) {
+        if other.buffer.plan === buffer.plan, other.buffer.plan.kind(of: slot) != .any, let word = other.buffer.rawNumber(at: slot) {
+            mutableBuffer().setRawNumber(word, at: slot)
+        } else {
+            self[slot] = other.stored(slot)
+        }
+    }
+
+    /// Sets `slot`, which the plan holds as an `Int64`, to `value` without making an existential.
+    @inlinable
+    public mutating func setInteger(_ value: Int64, at slot: Int) {
+        let buffer = mutableBuffer()
+        if buffer.plan.kind(of: slot) == .int64 { buffer.setRawNumber(UInt64(bitPattern: value), at: slot) } else { buffer.set(value, at: slot) }
+    }
+
+    /// Sets `slot`, which the plan holds as a `Double`, to `value` without making an existential.
+    @inlinable
+    public mutating func setDouble(_ value: Double, at slot: Int) {
+        let buffer = mutableBuffer()
+        if buffer.plan.kind(of: slot) == .double { buffer.setRawNumber(value.bitPattern, at: slot) } else { buffer.set(value, at: slot) }
+    }
+
+    /// The first word of the value at `slot` and its type's metadata (null for nil), read in place: for a
+    /// number held plainly, its bits (a `Bool` as 0 or 1) and the metadata of `Int64`, `Double` or `Bool`.
+    @inlinable @inline(__always)
+    public func words(at slot: Int) -> (value: UInt64, type: UnsafeRawPointer?) {
+        buffer.words(at: slot)
+    }
+
+    @inlinable @inline(__always)
+    mutating func mutableBuffer() -> SlotBuffer {
+        if !isKnownUniquelyReferenced(&buffer) { buffer = buffer.copy() }
+        return buffer
     }
 
     /// `value` with an unboxed number turned into the `NSNumber` readers of values expect.
@@ -64,18 +127,6 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
         return bytes.10 == boolType ? bytes.0 != 0 : nil
     }
 
-    /// The first word of the value at `slot` and its type's metadata, read in place: copying the `Any?`
-    /// out of the array costs two value-witness calls (copy and destroy of the existential). Not for a
-    /// `Bool`, which owns only the word's first byte (``unboxedBool(_:)``).
-    @inlinable @inline(__always)
-    public func words(at slot: Int) -> (value: UInt64, type: UnsafeRawPointer?) {
-        storage.withUnsafeBufferPointer { buffer in
-            precondition(slot >= 0 && slot < buffer.count, "slot out of range")
-            let value = UnsafeRawPointer(buffer.baseAddress! + slot)
-            return (value.load(as: UInt64.self), value.load(fromByteOffset: MemoryLayout<Any?>.stride - MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer?.self))
-        }
-    }
-
     /// The first word of the existential's inline buffer and its type's metadata (null for nil). Read
     /// this way because `type(of:)` and `as!` go through the runtime (`swift_getDynamicType`,
     /// `swift_dynamicCast`), about a tenth of reading a value; an `Int64`, a `Double` and a `Bool` always
@@ -90,4 +141,303 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
     @inlinable public static var int64Type: UnsafeRawPointer { unsafeBitCast(Int64.self as Any.Type, to: UnsafeRawPointer.self) }
     @inlinable public static var doubleType: UnsafeRawPointer { unsafeBitCast(Double.self as Any.Type, to: UnsafeRawPointer.self) }
     @inlinable public static var boolType: UnsafeRawPointer { unsafeBitCast(Bool.self as Any.Type, to: UnsafeRawPointer.self) }
+}
+
+/// Where each slot of an entity's values lives in a ``SlotValues`` buffer: an integer, double or boolean
+/// attribute in one word, anything else in a 32-byte existential (D27). Built once per entity layout.
+public final class SlotPlan: @unchecked Sendable {
+    /// How a slot is held.
+    public enum Kind: UInt8, Sendable {
+        /// An existential (`Any?`), four words.
+        case any
+        /// One word: an `Int64`'s bits.
+        case int64
+        /// One word: a `Double`'s bits.
+        case double
+        /// One word: 0 or 1.
+        case bool
+    }
+
+    /// The number of slots.
+    public let count: Int
+    /// Per slot, its word offset in the buffer's tail shifted left by two, or'd with its kind's raw value:
+    /// one load answers both.
+    @usableFromInline let descriptors: [UInt32]
+    /// Words of per-slot state bytes before the values (``SlotBuffer``).
+    @usableFromInline let stateWords: Int
+    /// Words of the whole tail: the state bytes, then one per number slot and four per other slot.
+    public let totalWords: Int
+    @usableFromInline let anySlots: [Int]
+    @usableFromInline let numberSlots: [Int]
+
+    /// A plan of `kinds`, slot by slot.
+    public init(kinds: [Kind]) {
+        count = kinds.count
+        stateWords = (kinds.count + 7) / 8
+        var offset = stateWords
+        var descriptors: [UInt32] = []
+        var anySlots: [Int] = []
+        var numberSlots: [Int] = []
+        for (slot, kind) in kinds.enumerated() {
+            descriptors.append(UInt32(offset) << 2 | UInt32(kind.rawValue))
+            if kind == .any {
+                anySlots.append(slot)
+                offset += MemoryLayout<Any?>.stride / 8
+            } else {
+                numberSlots.append(slot)
+                offset += 1
+            }
+        }
+        self.descriptors = descriptors
+        self.anySlots = anySlots
+        self.numberSlots = numberSlots
+        totalWords = offset
+    }
+
+    /// A plan holding every slot as an existential.
+    public convenience init(untyped count: Int) {
+        self.init(kinds: Array(repeating: .any, count: count))
+    }
+
+    /// The plan for `properties`: integer, double and boolean attributes (transient or not) in a word.
+    public convenience init(properties: [NSPropertyDescription]) {
+        self.init(kinds: properties.map { property in
+            switch (property as? NSAttributeDescription)?.attributeType {
+            case .integer16AttributeType?, .integer32AttributeType?, .integer64AttributeType?: return .int64
+            case .doubleAttributeType?: return .double
+            case .booleanAttributeType?: return .bool
+            default: return .any
+            }
+        })
+    }
+
+    /// How `slot` is held.
+    @inlinable @inline(__always)
+    public func kind(of slot: Int) -> Kind { Kind(rawValue: UInt8(truncatingIfNeeded: descriptors[slot] & 3))! }
+
+    @inlinable @inline(__always)
+    func offset(of slot: Int) -> Int { Int(descriptors[slot] >> 2) }
+}
+
+/// The storage of a ``SlotValues``: a header (the plan) and a tail of words. The tail starts with one
+/// state byte per slot (for a number slot: 0 nil, 1 its plain bits, 2 a retained ``SlotBox`` holding
+/// whatever else was set), then each slot's word or existential at the plan's offset.
+@usableFromInline
+final class SlotBuffer: ManagedBuffer<SlotPlan, UInt64> {
+    /// The plan, read through the header's pointer: `header` is a class's stored property, and reading
+    /// it checks exclusivity at run time (`swift_beginAccess`, 3 % of reading Items through accessors).
+    @inlinable @inline(__always)
+    var plan: SlotPlan { withUnsafeMutablePointerToHeader { $0.pointee } }
+
+    @usableFromInline static let nilState: UInt8 = 0
+    @usableFromInline static let plainState: UInt8 = 1
+    @usableFromInline static let boxedState: UInt8 = 2
+
+    @usableFromInline
+    static func make(_ plan: SlotPlan) -> SlotBuffer {
+        let buffer = unsafeDowncast(SlotBuffer.create(minimumCapacity: plan.totalWords) { _ in plan }, to: SlotBuffer.self)
+        buffer.withUnsafeMutablePointerToElements { base in
+            UnsafeMutableRawPointer(base).initializeMemory(as: UInt8.self, repeating: 0, count: plan.stateWords * 8)
+            for slot in plan.numberSlots { (base + plan.offset(of: slot)).initialize(to: 0) }
+            for slot in plan.anySlots {
+                UnsafeMutableRawPointer(base + plan.offset(of: slot)).bindMemory(to: Any?.self, capacity: 1).initialize(to: nil)
+            }
+        }
+        return buffer
+    }
+
+    deinit {
+        let plan = self.plan
+        withUnsafeMutablePointerToElements { base in
+            let states = UnsafeMutableRawPointer(base).assumingMemoryBound(to: UInt8.self)
+            for slot in plan.numberSlots where states[slot] == Self.boxedState {
+                Unmanaged<SlotBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt((base + plan.offset(of: slot)).pointee))!).release()
+            }
+            for slot in plan.anySlots { Self.existential(base, plan.offset(of: slot)).deinitialize(count: 1) }
+        }
+    }
+
+    /// A buffer of the same values, for a write to a shared one.
+    @usableFromInline
+    func copy() -> SlotBuffer {
+        let plan = self.plan
+        let copy = unsafeDowncast(SlotBuffer.create(minimumCapacity: plan.totalWords) { _ in plan }, to: SlotBuffer.self)
+        withUnsafeMutablePointerToElements { source in
+            copy.withUnsafeMutablePointerToElements { target in
+                UnsafeMutableRawPointer(target).initializeMemory(as: UInt8.self, from: UnsafeRawPointer(source).assumingMemoryBound(to: UInt8.self), count: plan.stateWords * 8)
+                let states = UnsafeMutableRawPointer(source).assumingMemoryBound(to: UInt8.self)
+                for slot in plan.numberSlots {
+                    let offset = plan.offset(of: slot)
+                    (target + offset).initialize(to: source[offset])
+                    if states[slot] == Self.boxedState {
+                        _ = Unmanaged<SlotBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(source[offset]))!).retain()
+                    }
+                }
+                for slot in plan.anySlots {
+                    let offset = plan.offset(of: slot)
+                    UnsafeMutableRawPointer(target + offset).bindMemory(to: Any?.self, capacity: 1).initialize(to: Self.existential(source, offset).pointee)
+                }
+            }
+        }
+        return copy
+    }
+
+    @inlinable @inline(__always)
+    static func existential(_ base: UnsafeMutablePointer<UInt64>, _ offset: Int) -> UnsafeMutablePointer<Any?> {
+        UnsafeMutableRawPointer(base + offset).assumingMemoryBound(to: Any?.self)
+    }
+
+    @inlinable @inline(__always)
+    func state(_ base: UnsafeMutablePointer<UInt64>, _ slot: Int) -> UInt8 {
+        UnsafeMutableRawPointer(base).assumingMemoryBound(to: UInt8.self)[slot]
+    }
+
+    @inlinable @inline(__always)
+    static func type(of kind: SlotPlan.Kind) -> UnsafeRawPointer {
+        switch kind {
+        case .int64: return SlotValues.int64Type
+        case .double: return SlotValues.doubleType
+        default: return SlotValues.boolType
+        }
+    }
+
+    /// A number slot's plain bits, or nil if it holds nil or a boxed value.
+    @inlinable @inline(__always)
+    func rawNumber(at slot: Int) -> UInt64? {
+        withUnsafeMutablePointerToElements { base in
+            state(base, slot) == Self.plainState ? base[plan.offset(of: slot)] : nil
+        }
+    }
+
+    /// Sets a number slot to plain bits, releasing a value boxed there.
+    @inlinable @inline(__always)
+    func setRawNumber(_ word: UInt64, at slot: Int) {
+        withUnsafeMutablePointerToElements { base in
+            let offset = plan.offset(of: slot)
+            let states = UnsafeMutableRawPointer(base).assumingMemoryBound(to: UInt8.self)
+            if states[slot] == Self.boxedState { Self.releaseBox(base[offset]) }
+            states[slot] = Self.plainState
+            base[offset] = word
+        }
+    }
+
+    @usableFromInline
+    static func releaseBox(_ word: UInt64) {
+        Unmanaged<SlotBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(word))!).release()
+    }
+
+    @inlinable @inline(__always)
+    func isNil(at slot: Int) -> Bool {
+        withUnsafeMutablePointerToElements { base in
+            let descriptor = plan.descriptors[slot]
+            // The existential's metadata word, null for nil: no copy of the value.
+            if descriptor & 3 == 0 { return UnsafeRawPointer(base + Int(descriptor >> 2)).load(fromByteOffset: 24, as: UnsafeRawPointer?.self) == nil }
+            return state(base, slot) == Self.nilState
+        }
+    }
+
+    @inlinable
+    func storedValue(at slot: Int) -> Any? {
+        withUnsafeMutablePointerToElements { base in
+            let descriptor = plan.descriptors[slot]
+            let offset = Int(descriptor >> 2)
+            switch descriptor & 3 {
+            case 0: return Self.existential(base, offset).pointee
+            case let kind:
+                switch state(base, slot) {
+                case Self.plainState:
+                    let word = base[offset]
+                    if kind == 1 { return Int64(bitPattern: word) }
+                    if kind == 2 { return Double(bitPattern: word) }
+                    return word != 0
+                case Self.boxedState:
+                    return Unmanaged<SlotBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(base[offset]))!).takeUnretainedValue().value
+                default:
+                    return nil
+                }
+            }
+        }
+    }
+
+    @inlinable
+    func boxedValue(at slot: Int) -> Any? {
+        withUnsafeMutablePointerToElements { base in
+            let descriptor = plan.descriptors[slot]
+            let offset = Int(descriptor >> 2)
+            switch descriptor & 3 {
+            case 0: return SlotValues.boxed(Self.existential(base, offset).pointee)
+            case let kind:
+                switch state(base, slot) {
+                case Self.plainState:
+                    let word = base[offset]
+                    return kind == 1 ? NSNumber(value: Int64(bitPattern: word)) : kind == 2 ? NSNumber(value: Double(bitPattern: word)) : NSNumber(value: word != 0)
+                case Self.boxedState:
+                    return SlotValues.boxed(Unmanaged<SlotBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(base[offset]))!).takeUnretainedValue().value)
+                default:
+                    return nil
+                }
+            }
+        }
+    }
+
+    @inlinable @inline(__always)
+    func words(at slot: Int) -> (value: UInt64, type: UnsafeRawPointer?) {
+        withUnsafeMutablePointerToElements { base in
+            let descriptor = plan.descriptors[slot]
+            let offset = Int(descriptor >> 2)
+            if descriptor & 3 == 0 {
+                let value = UnsafeRawPointer(base + offset)
+                return (value.load(as: UInt64.self), value.load(fromByteOffset: MemoryLayout<Any?>.stride - MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer?.self))
+            }
+            switch state(base, slot) {
+            case Self.plainState:
+                return (base[offset], Self.type(of: SlotPlan.Kind(rawValue: UInt8(truncatingIfNeeded: descriptor & 3))!))
+            case Self.boxedState:
+                let value = Unmanaged<SlotBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(base[offset]))!).takeUnretainedValue().value
+                // A `Bool` boxed here owns only its first byte (`unboxedBool`).
+                if let bool = SlotValues.unboxedBool(value) { return (bool ? 1 : 0, SlotValues.boolType) }
+                return SlotValues.words(value)
+            default:
+                return (0, nil)
+            }
+        }
+    }
+
+    /// Sets `slot` to `value` as given: the slot's own kind of number in its word, anything else as it is.
+    @inlinable
+    func set(_ value: Any?, at slot: Int) {
+        withUnsafeMutablePointerToElements { base in
+            let descriptor = plan.descriptors[slot]
+            let offset = Int(descriptor >> 2)
+            let kind = descriptor & 3
+            if kind == 0 {
+                Self.existential(base, offset).pointee = value
+                return
+            }
+            let states = UnsafeMutableRawPointer(base).assumingMemoryBound(to: UInt8.self)
+            let old = states[slot] == Self.boxedState ? base[offset] : nil
+            let words = SlotValues.words(value)
+            if words.type == nil {
+                states[slot] = Self.nilState
+                base[offset] = 0
+            } else if kind == 1 && words.type == SlotValues.int64Type || kind == 2 && words.type == SlotValues.doubleType {
+                states[slot] = Self.plainState
+                base[offset] = words.value
+            } else if kind == 3, let bool = SlotValues.unboxedBool(value) {
+                states[slot] = Self.plainState
+                base[offset] = bool ? 1 : 0
+            } else {
+                states[slot] = Self.boxedState
+                base[offset] = UInt64(UInt(bitPattern: Unmanaged.passRetained(SlotBox(value!)).toOpaque()))
+            }
+            if let old { Self.releaseBox(old) }
+        }
+    }
+}
+
+/// A value set on a number slot that is not the slot's plain number (an `NSNumber`, a `String` …).
+@usableFromInline
+final class SlotBox {
+    @usableFromInline let value: Any
+    @usableFromInline init(_ value: Any) { self.value = value }
 }

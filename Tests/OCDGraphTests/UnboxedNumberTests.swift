@@ -121,7 +121,7 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
         var values = SlotValues([Int64(7), nil, "x"])
         #expect(isNumberObject(values[0]) && values[1] == nil && values[2] as? String == "x")
         values[1] = Int64(8)
-        #expect(SlotValues.unboxedInteger(values.storage[1]) == 8)
+        #expect(SlotValues.unboxedInteger(values.stored(1)) == 8)
         #expect(values.compactMap { ($0 as? NSNumber)?.intValue } == [7, 8])
     }
 
