@@ -27,9 +27,10 @@ final class EntityRuntime: @unchecked Sendable {
         case full
     }
 
-    /// The model's default values by slot, numbers as `NSNumber`s: a model file's defaults are Swift
-    /// `Int`s and `Double`s, and `value(forKey:) as? Int16` of a new object must answer as it does for a
-    /// set or fetched value.
+    /// The model's default values by slot, numbers as the plain `Int64`, `Double` or `Bool` their slot
+    /// holds in a word (D27) where they are exactly that, else `NSNumber`s: a model file's defaults are
+    /// Swift `Int`s and `Double`s, and `value(forKey:) as? Int16` of a new object must answer as it does
+    /// for a set or fetched value.
     let defaultValues: [(slot: Int, value: Any)]
 
     /// ``defaultValues`` by slot (nil for none): a fault's transient attributes take theirs when it fires.
@@ -44,7 +45,7 @@ final class EntityRuntime: @unchecked Sendable {
                 return (slot, ManagedValueCoercion.number(from: value).map { NSNumber(value: $0.floatValue) } ?? value)
             case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
                  .doubleAttributeType, .booleanAttributeType:
-                return (slot, ManagedValueCoercion.number(from: value) ?? value)
+                return (slot, AttributeValues.plainOrNumber(value, attribute.attributeType) ?? value)
             default:
                 return (slot, value)
             }

@@ -391,6 +391,8 @@ extension NSManagedObject {
 
     /// Whether the object has made its `ObservationRegistrar` (for tests of when it does).
     package var hasObservationRegistrar: Bool { registrar != nil }
+    /// The values as held (for tests of how a value is held: D26, D27).
+    package var heldValuesForTesting: SlotValues { slots }
 
     var observationRegistrar: ObservationRegistrar {
         if let registrar { return registrar }
@@ -489,13 +491,15 @@ enum AttributeValues {
             let type = Swift.type(of: value)
             if type == Int64.self { normalized = value }
             else if type == Int.self { normalized = Int64(value as! Int) }
-            else { normalized = ManagedValueCoercion.number(from: value) }
+            else if type == Int32.self { normalized = Int64(value as! Int32) }
+            else if type == Int16.self { normalized = Int64(value as! Int16) }
+            else { normalized = plainOrNumber(value, attribute.attributeType) }
         case .doubleAttributeType:
             if Swift.type(of: value) == Double.self { normalized = value }
-            else { normalized = ManagedValueCoercion.number(from: value) }
+            else { normalized = plainOrNumber(value, attribute.attributeType) }
         case .booleanAttributeType:
             if Swift.type(of: value) == Bool.self { normalized = value }
-            else { normalized = ManagedValueCoercion.number(from: value) }
+            else { normalized = plainOrNumber(value, attribute.attributeType) }
         case .floatAttributeType:
             // Held as a Float, as the store reads it back: 0.1 set as a Double must compare in memory as
             // the stored 0.1f does in SQL.
@@ -526,6 +530,36 @@ enum AttributeValues {
             fatalError("Unacceptable type of value for attribute: property = \"\(attribute.name)\"; desired type = \(attribute.attributeValueClassName ?? "\(attribute.attributeType)"); given type = \(Swift.type(of: value)); value = \(value).")
         }
         return normalized
+    }
+}
+
+extension AttributeValues {
+    /// `value` as a number in the plain form its slot holds in a word (D27) when the number is exactly
+    /// that, else as an `NSNumber` (kept as given: a fraction on an integer attribute, a float on a double
+    /// one), or nil if it is no number.
+    static func plainOrNumber(_ value: Any, _ type: NSAttributeType) -> Any? {
+        guard let number = ManagedValueCoercion.number(from: value) else { return nil }
+        return plainNumber(number, for: type) ?? number
+    }
+
+    /// The plain `Int64`, `Double` or `Bool` that `number` is for an attribute of `type`, judged by its
+    /// storage type: signed integers of 16 to 64 bits for integers, a double for doubles, a char or bool
+    /// of 0 or 1 for booleans. Nil otherwise.
+    static func plainNumber(_ number: NSNumber, for type: NSAttributeType) -> Any? {
+        let code = UInt8(bitPattern: number.objCType.pointee)
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            // q, l, i, s: signed types whose every value an Int64 holds (not c, which is also a Bool's).
+            return code == 0x71 || code == 0x6C || code == 0x69 || code == 0x73 ? number.int64Value : nil
+        case .doubleAttributeType:
+            return code == 0x64 ? number.doubleValue : nil
+        case .booleanAttributeType:
+            guard code == 0x63 || code == 0x42 else { return nil }
+            let integer = number.int64Value
+            return integer == 0 || integer == 1 ? integer == 1 : nil
+        default:
+            return nil
+        }
     }
 }
 

@@ -392,7 +392,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             case .attribute:
                 slots.copySlot(index, from: row.values)
             case .transientAttribute:
-                // The default as a new object gets it (numbers as NSNumbers), not the model's Swift `Int`.
+                // The default as a new object gets it (numbers in their plain form), not the model's Swift `Int`.
                 slots[index] = EntityRuntime.of(layout).defaultValueBySlot[index]
             case .toOne:
                 if layout.properties[index].isTransient {
@@ -429,7 +429,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// The transient values, kept across a refresh that merges changes.
     func transientValues() -> [(Int, Any?)] {
-        layout.properties.indices.filter { layout.properties[$0].isTransient }.map { ($0, slots[$0]) }
+        layout.properties.indices.filter { layout.properties[$0].isTransient }.map { ($0, slots.stored($0)) }
     }
 
     func restoreTransientValues(_ values: [(Int, Any?)]) {

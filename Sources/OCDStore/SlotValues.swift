@@ -315,9 +315,11 @@ final class SlotBuffer: ManagedBuffer<SlotPlan, UInt64> {
         withUnsafeMutablePointerToElements { base in
             let offset = plan.offset(of: slot)
             let states = UnsafeMutableRawPointer(base).assumingMemoryBound(to: UInt8.self)
-            if states[slot] == Self.boxedState { Self.releaseBox(base[offset]) }
+            let old = states[slot] == Self.boxedState ? base[offset] : nil
             states[slot] = Self.plainState
             base[offset] = word
+            // Released once the slot no longer points to it: its deinit may read the values.
+            if let old { Self.releaseBox(old) }
         }
     }
 
@@ -387,7 +389,10 @@ final class SlotBuffer: ManagedBuffer<SlotPlan, UInt64> {
             let offset = Int(descriptor >> 2)
             if descriptor & 3 == 0 {
                 let value = UnsafeRawPointer(base + offset)
-                return (value.load(as: UInt64.self), value.load(fromByteOffset: MemoryLayout<Any?>.stride - MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer?.self))
+                let type = value.load(fromByteOffset: MemoryLayout<Any?>.stride - MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer?.self)
+                // A `Bool` owns only the first byte of the word (``unboxedBool(_:)``).
+                if type == SlotValues.boolType { return (UInt64(value.load(as: UInt8.self)), type) }
+                return (value.load(as: UInt64.self), type)
             }
             switch state(base, slot) {
             case Self.plainState:

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import OCDGraph
 import OCDModel
 import OCDStore
 
@@ -124,8 +125,95 @@ import OCDStore
         #expect(back.stored(0) is NSNumber, "a boxed value is copied as it is")
     }
 
+    @Test func slotsPastTheFirstStateWordAndAnEmptyPlan() {
+        let plan = SlotPlan(kinds: [.any, .int64, .double, .bool, .int64, .int64, .int64, .int64, .int64, .double, .bool, .any])
+        var values = SlotValues(plan: plan)
+        for slot in 4...8 { values.setInteger(Int64(slot * 100), at: slot) }
+        values.setDouble(9.5, at: 9)
+        values[10] = true
+        values[11] = "last"
+        #expect((4...8).map { SlotValues.unboxedInteger(values.stored($0)) } == [400, 500, 600, 700, 800])
+        #expect(values.words(at: 9) == (9.5.bitPattern, SlotValues.doubleType) && values.words(at: 10) == (1, SlotValues.boolType))
+        #expect(values.stored(11) as? String == "last" && (0...3).allSatisfy(values.isNil))
+        values[8] = nil
+        #expect(values.isNil(8) && !values.isNil(7) && !values.isNil(9))
+        let empty = SlotValues(plan: SlotPlan(kinds: []))
+        #expect(empty.isEmpty && empty.plan.totalWords == 0)
+    }
+
+    @Test func writingAPlainNumberOverABoxReleasesIt() {
+        Tracked.alive = 0
+        var values = SlotValues(plan: Self.plan)
+        values[0] = Tracked()
+        values[2] = Tracked()
+        values[6] = Tracked()
+        #expect(Tracked.alive == 3)
+        values.setInteger(1, at: 0)
+        values.setDouble(2, at: 2)
+        #expect(Tracked.alive == 1 && values.words(at: 0) == (1, SlotValues.int64Type))
+        var source = SlotValues(plan: Self.plan)
+        source[6] = Int64(6)
+        values.copySlot(6, from: source)
+        #expect(Tracked.alive == 0 && values.words(at: 6) == (6, SlotValues.int64Type))
+    }
+
+    @Test func aBoolInAnExistentialReadsAsZeroOrOne() {
+        var values = SlotValues([Int64(-1)])
+        values[0] = true
+        #expect(values.words(at: 0) == (1, SlotValues.boolType), "the word's other bytes are left from the Int64")
+        values[0] = false
+        #expect(values.words(at: 0) == (0, SlotValues.boolType))
+    }
+
     @Test func arraysOfValuesKeepTheirOrder() {
         let values = SlotValues([Int64(1), nil, "x", 2.5, false], plan: SlotPlan(kinds: [.int64, .int64, .any, .double, .bool]))
         #expect(values.map { $0.map { "\($0)" } ?? "nil" } == ["1", "nil", "x", "2.5", "0"])
+    }
+}
+
+/// What an object's number slots hold after the ways a number gets there: defaults, typed and
+/// `NSNumber` values of other widths. The plain form where the number is exactly that (no box beside
+/// the word), the `NSNumber` as given otherwise; either way `value(forKey:)` hands out an `NSNumber`.
+@Suite struct HeldNumberTests {
+    private func words(_ object: NSManagedObject, _ key: String) -> (value: UInt64, type: UnsafeRawPointer?) {
+        object.heldValuesForTesting.words(at: EntityLayout.of(object.entity).slot(named: key)!)
+    }
+
+    @Test func defaultsAndFixedWidthIntegersAreHeldInTheirWords() throws {
+        let stack = try TestStack()
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        #expect(words(ann, "age") == (30, SlotValues.int64Type), "the model's Int default of an integer 16")
+        #expect(words(ann, "salary") == (0.0.bitPattern, SlotValues.doubleType))
+        #expect(words(ann, "active") == (1, SlotValues.boolType))
+        #expect((ann.value(forKey: "age") as? NSNumber)?.int16Value == 30 && ann.value(forKey: "age") as? Int16 == 30)
+        ann.setValue(Int16(41), forKey: "age")
+        #expect(words(ann, "age") == (41, SlotValues.int64Type))
+        ann.setValue(Int32(-7), forKey: "age")
+        #expect(words(ann, "age") == (UInt64(bitPattern: -7), SlotValues.int64Type))
+        ann.setValue(NSNumber(value: Int32(12)), forKey: "age")
+        #expect(words(ann, "age") == (12, SlotValues.int64Type))
+        ann.setValue(NSNumber(value: 2.5), forKey: "salary")
+        #expect(words(ann, "salary") == (2.5.bitPattern, SlotValues.doubleType))
+        ann.setValue(NSNumber(value: false), forKey: "active")
+        #expect(words(ann, "active") == (0, SlotValues.boolType))
+        let manager = stack.insert("Manager", ["name": "Bo"])
+        #expect(words(manager, "level") == (1, SlotValues.int64Type), "an integer 32 default")
+    }
+
+    @Test func numbersThatAreNotExactlyTheSlotsKindAreKeptAsGiven() throws {
+        let stack = try TestStack()
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        let fraction = NSNumber(value: 2.5)
+        ann.setValue(fraction, forKey: "age")
+        let kept = (ann.primitiveValue(forKey: "age") as AnyObject) === fraction
+        #expect(kept, "a fraction on an integer attribute is not truncated in memory")
+        #expect(words(ann, "age").type != SlotValues.int64Type)
+        ann.setValue(Float(1.5), forKey: "salary")
+        #expect(words(ann, "salary").type != SlotValues.doubleType)
+        #expect((ann.value(forKey: "salary") as? NSNumber)?.doubleValue == 1.5)
+        ann.setValue(NSNumber(value: 2), forKey: "active")
+        #expect((ann.value(forKey: "active") as? NSNumber)?.intValue == 2, "not made a Bool")
+        try stack.context.save()
+        #expect(!stack.context.hasChanges)
     }
 }

@@ -56,6 +56,42 @@ import class OCDPredicate.NSSortDescriptor
         }
     }
 
+    /// Values of another storage class in a number column (written by other code) read as Core Data's
+    /// decoding has them: an integer column's REAL truncated and TEXT parsed, a REAL column's INTEGER as a
+    /// double; and numbers a slot keeps boxed (an `NSNumber` with a fraction, a `Bool` on an integer, an
+    /// `Int64` on a double) are written as the column's kind.
+    @Test func foreignAndBoxedNumbersReadAndWriteAsTheirColumns() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let model = TestModel.make()
+        do {
+            let stack = try SQLiteStack(model: model, url: url)
+            for name in ["Real", "Text", "Exp", "Null"] { stack.insert("Employee", ["name": name]) }
+            stack.insert("Department", ["name": "Fraction", "budget": NSNumber(value: 2.5)])
+            stack.insert("Department", ["name": "Bool", "budget": true])
+            stack.insert("Employee", ["name": "IntegerSalary", "salary": Int64(2)])
+            try stack.context.save()
+        }
+        try RawSQL.execute(url, "UPDATE ZEMPLOYEE SET ZAGE = 2.7, ZSALARY = 3 WHERE ZNAME = 'Real'")
+        try RawSQL.execute(url, "UPDATE ZEMPLOYEE SET ZAGE = '12' WHERE ZNAME = 'Text'")
+        try RawSQL.execute(url, "UPDATE ZEMPLOYEE SET ZAGE = '1e3', ZACTIVE = 0 WHERE ZNAME = 'Exp'")
+        try RawSQL.execute(url, "UPDATE ZEMPLOYEE SET ZAGE = NULL, ZSALARY = NULL WHERE ZNAME = 'Null'")
+        let stack = try SQLiteStack(model: model, url: url)
+        func employee(_ name: String) throws -> NSManagedObject { try #require(try stack.fetch("Employee", "name == %@", name).first) }
+        func department(_ name: String) throws -> NSManagedObject { try #require(try stack.fetch("Department", "name == %@", name).first) }
+        #expect(try employee("Real").value(forKey: "age") as? Int64 == 2)
+        #expect(try employee("Real").value(forKey: "salary") as? Double == 3)
+        #expect(try employee("Text").value(forKey: "age") as? Int64 == 12)
+        #expect(try employee("Exp").value(forKey: "age") as? Int64 == 1000)
+        #expect(try employee("Exp").value(forKey: "active") as? Bool == false)
+        #expect(try employee("Null").value(forKey: "age") == nil && employee("Null").value(forKey: "salary") == nil)
+        #expect(try department("Fraction").value(forKey: "budget") as? Int64 == 2)
+        #expect(try department("Bool").value(forKey: "budget") as? Int64 == 1)
+        #expect(try employee("IntegerSalary").value(forKey: "salary") as? Double == 2)
+        let stored = try RawSQL.rows(url, "SELECT typeof(ZSALARY) AS t FROM ZEMPLOYEE WHERE ZNAME = 'IntegerSalary'")
+        #expect(stored.first?["t"] as? String == "real")
+    }
+
     @Test func theFileHasCoreDataSchema() throws {
         let folder = TemporaryFolder()
         let url = folder.file()
