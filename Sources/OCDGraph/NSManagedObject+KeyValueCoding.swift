@@ -259,10 +259,7 @@ extension NSManagedObject {
         }
         pendingChanges.append((slot, change))
         // Persistent properties only, as Apple documents for changedValuesForCurrentEvent().
-        if recordsEventValue {
-            if eventOldValues.isEmpty { eventOldValues = Array(repeating: .unrecorded, count: layout.properties.count) }
-            eventOldValues[slot] = .recorded(change.oldValue)
-        }
+        if recordsEventValue { recordEventOldValue(change.oldValue, slot: slot) }
         registrar?.willSet(self, keyPath: EntityRuntime.of(layout).observationPaths[slot])
         if !observers.isEmpty {
             let (old, _) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)

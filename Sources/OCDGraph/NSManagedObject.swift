@@ -75,9 +75,18 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// firing it reads its neighbours' rows in the same query.
     @exclusivity(unchecked) var faultBatch: FaultBatch?
     @exclusivity(unchecked) var status: Status = []
-    /// Old values since the last `processPendingChanges` (`changedValuesForCurrentEvent()`), by slot;
-    /// empty until the event's first change. By slot rather than by name: one allocation per object and
-    /// event instead of a dictionary growing with every property set.
+    /// While positive, relationship changes do not update the inverse (the change *is* an inverse update).
+    /// Beside `status` and the mask below, the three share one word.
+    @exclusivity(unchecked) var inverseUpdateDepth: Int16 = 0
+    /// The persistent attributes of slots 0 to 31 changed in the current event: their old values
+    /// (`changedValuesForCurrentEvent()`) are ``eventStartValues``'.
+    @exclusivity(unchecked) var eventAttributeMask: UInt32 = 0
+    /// The values as they were at the event's first change of an attribute: a copy of `slots` that shares
+    /// the buffer the change then copies from (a fetched object's row, a new object's defaults), so
+    /// recording old values costs no allocation (D28).
+    @exclusivity(unchecked) var eventStartValues: SlotValues?
+    /// Other old values of the current event, by slot: relationships (a to-many changes in place) and
+    /// attributes past slot 31. Empty until one of them changes.
     @exclusivity(unchecked) var eventOldValues: [EventOldValue] = []
     /// Changes begun by `willChangeValue` and not yet ended, by slot (rarely more than one at a time):
     /// relationship members and observed values, used by `didChangeValue`.
@@ -89,11 +98,38 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 
     func hasEventOldValue(_ slot: Int) -> Bool {
+        if slot < 32, eventAttributeMask & (1 << UInt32(slot)) != 0 { return true }
         guard slot < eventOldValues.count, case .recorded = eventOldValues[slot] else { return false }
         return true
     }
-    /// While positive, relationship changes do not update the inverse (the change *is* an inverse update).
-    @exclusivity(unchecked) var inverseUpdateDepth = 0
+
+    /// Records `old`, the value of `slot` now, as its old value in the current event.
+    func recordEventOldValue(_ old: Any?, slot: Int) {
+        guard slot < 32, layout.kinds[slot] == .attribute else {
+            if eventOldValues.isEmpty { eventOldValues = Array(repeating: .unrecorded, count: layout.properties.count) }
+            eventOldValues[slot] = .recorded(old)
+            return
+        }
+        if var start = eventStartValues {
+            // A write that recorded nothing (a primitive setter) may have changed the slot since the
+            // snapshot: the old value is the value now, as it would have been recorded then.
+            if !start.holdsSame(slot, as: slots) && !Self.valuesEqual(start.stored(slot), old) {
+                eventStartValues = nil
+                start[slot] = old
+                eventStartValues = start
+            }
+        } else {
+            eventStartValues = slots
+        }
+        eventAttributeMask |= 1 << UInt32(slot)
+    }
+
+    /// Forgets the current event's old values.
+    func clearEventOldValues() {
+        eventOldValues = []
+        eventStartValues = nil
+        eventAttributeMask = 0
+    }
     @exclusivity(unchecked) var observers: [KeyObserver] = []
     @exclusivity(unchecked) var registrar: ObservationRegistrar?
     /// The registry of the context that registered the object, which the object leaves in `deinit`.
@@ -420,7 +456,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             slots = layout.nilValues
             cachedRow = nil
             pendingChanges = []
-            eventOldValues = []
+            clearEventOldValues()
             status.insert(.fault)
             status.remove(.transitioning)
         }
@@ -592,6 +628,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Old values of the persistent properties changed since the last `processPendingChanges()`.
     public func changedValuesForCurrentEvent() -> [String: Any] {
         var result: [String: Any] = [:]
+        if let start = eventStartValues {
+            for slot in 0..<min(32, layout.properties.count) where eventAttributeMask & (1 << UInt32(slot)) != 0 {
+                result[layout.properties[slot].name] = start[slot] ?? NSNull()
+            }
+        }
         for (slot, entry) in eventOldValues.enumerated() {
             if case .recorded(let old) = entry { result[layout.properties[slot].name] = SlotValues.boxed(old) ?? NSNull() }
         }

@@ -385,7 +385,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Ends the current event for its changed objects: `changedValuesForCurrentEvent()` is empty again.
     private func endEventValues() {
         for object in objectsWithEventValues.values {
-            object.eventOldValues = []
+            object.clearEventOldValues()
             object.status.remove(.listedForEventValues)
         }
         objectsWithEventValues = [:]
@@ -510,7 +510,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             } else {
                 object.turnIntoFault()
             }
-            object.eventOldValues = []
+            object.clearEventOldValues()
             object.awakeFromSnapshotEvents(.rollback)
         }
         unprocessedInserted = [:]

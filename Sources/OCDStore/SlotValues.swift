@@ -50,6 +50,17 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
     @inlinable
     public func isNil(_ slot: Int) -> Bool { buffer.isNil(at: slot) }
 
+    /// Whether `slot` holds the same bits here as in `other` (so the same value; different bits may still
+    /// be equal values). True at once for two copies of one buffer.
+    @inlinable
+    public func holdsSame(_ slot: Int, as other: SlotValues) -> Bool {
+        if buffer === other.buffer { return true }
+        let mine = words(at: slot), theirs = other.words(at: slot)
+        guard mine == theirs else { return false }
+        // An existential's other words matter for values larger than one word (a String, a UUID).
+        return buffer.plan.kind(of: slot) != .any && other.buffer.plan.kind(of: slot) != .any || mine.type == nil
+    }
+
     /// Sets `slot` to the value `other` holds in `slot` (the same entity's values), as held.
     @inlinable
     public mutating func copySlot(_ slot: Int, from other: SlotValues) {

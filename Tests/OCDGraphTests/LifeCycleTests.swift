@@ -420,6 +420,43 @@ struct ChangedValuesTests {
         #expect(ann.changedValuesForCurrentEvent().isEmpty)
     }
 
+    /// An old value is the property's value at its first change in the event, even when a primitive
+    /// setter (which records nothing) changed it after the event's first change of another property; and
+    /// attributes past the 32nd slot and relationships are recorded too (D28).
+    @Test func anOldValueIsTheValueAtThePropertysFirstChange() throws {
+        let (stack, ann) = try Self.savedAnn()
+        ann.setValue(40, forKey: "age")
+        ann.setPrimitiveValue(2.5, forKey: "salary")
+        ann.setPrimitiveValue("Primitive", forKey: "name")
+        ann.setValue(3.5, forKey: "salary")
+        ann.setValue("Anna", forKey: "name")
+        ann.setValue(41, forKey: "age")
+        let old = ann.changedValuesForCurrentEvent()
+        #expect(old["age"] as? Int == 30 && old["salary"] as? Double == 2.5 && old["name"] as? String == "Primitive")
+        #expect(old.count == 3)
+        stack.context.processPendingChanges()
+        ann.setValue(50, forKey: "age")
+        #expect(ann.changedValuesForCurrentEvent().keys.sorted() == ["age"])
+        #expect(ann.changedValuesForCurrentEvent()["age"] as? Int == 41)
+
+        let model = TestModel.make { entities, _ in
+            entities["Company"]!.properties += (0..<40).map { TestModel.attribute("n\($0)", .integer64AttributeType) }
+        }
+        let wide = try TestStack(model: model)
+        let id = try wide.seed("Company", ["name": "Acme", "n3": 3, "n35": 35])
+        let acme = try wide.context.existingObject(with: id)
+        let department = wide.insert("Department", ["name": "Sales"])
+        wide.context.processPendingChanges()
+        acme.setValue(36, forKey: "n35")
+        acme.setValue(4, forKey: "n3")
+        acme.setValue(37, forKey: "n35")
+        department.setValue(acme, forKey: "company")
+        let wideOld = acme.changedValuesForCurrentEvent()
+        #expect(wideOld["n35"] as? Int == 35 && wideOld["n3"] as? Int == 3)
+        #expect((wideOld["departments"] as? Set<NSManagedObject>)?.isEmpty == true)
+        #expect(wideOld.count == 3)
+    }
+
     /// A context that goes away ends its event: an object that outlives it keeps no old values of it.
     @Test func anObjectOutlivingItsContextKeepsNoEventValues() throws {
         let (stack, ann) = try Self.savedAnn()
