@@ -56,8 +56,34 @@ extension NSManagedObject {
     /// class declares still wins).
     public func setManagedValue<T>(_ value: T, forKey key: String) {
         willChangeValue(forKey: key)
-        kvcSetPrimitiveValue(value, forKey: key)
+        if !setPlainNumber(value, forKey: key) { kvcSetPrimitiveValue(value, forKey: key) }
         didChangeValue(forKey: key)
+    }
+
+    /// Stores an `Int64`, `Int`, `Double` or `Bool` straight into its attribute's word (D27), where
+    /// `kvcSetPrimitiveValue` would wrap it in an `Any?` to unwrap, check and normalize it again. False
+    /// (nothing stored) for any other type, another kind of slot, or a class with primitive accessors.
+    @inline(__always)
+    private func setPlainNumber<T>(_ value: T, forKey key: String) -> Bool {
+        guard T.self == Int64.self || T.self == Int.self || T.self == Double.self || T.self == Bool.self,
+              !sharedKeyTable.hasPrimitiveAccessors, let slot = layout.slot(named: key) else { return false }
+        let kind = layout.slotPlan.kind(of: slot)
+        if kind == .int64 && T.self == Int64.self {
+            fireFault()
+            slots.setInteger(unsafeBitCast(value, to: Int64.self), at: slot)
+        } else if kind == .int64 && T.self == Int.self {
+            fireFault()
+            slots.setInteger(Int64(unsafeBitCast(value, to: Int.self)), at: slot)
+        } else if kind == .double && T.self == Double.self {
+            fireFault()
+            slots.setDouble(unsafeBitCast(value, to: Double.self), at: slot)
+        } else if kind == .bool && T.self == Bool.self {
+            fireFault()
+            slots.setBool(unsafeBitCast(value, to: Bool.self), at: slot)
+        } else {
+            return false
+        }
+        return true
     }
 
     /// The getter of `@Managed var primitive<Key>`: the stored value without notifications.

@@ -85,6 +85,13 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
         if buffer.plan.kind(of: slot) == .double { buffer.setRawNumber(value.bitPattern, at: slot) } else { buffer.set(value, at: slot) }
     }
 
+    /// Sets `slot`, which the plan holds as a `Bool`, to `value` without making an existential.
+    @inlinable
+    public mutating func setBool(_ value: Bool, at slot: Int) {
+        let buffer = mutableBuffer()
+        if buffer.plan.kind(of: slot) == .bool { buffer.setRawNumber(value ? 1 : 0, at: slot) } else { buffer.set(value, at: slot) }
+    }
+
     /// The first word of the value at `slot` and its type's metadata (null for nil), read in place: for a
     /// number held plainly, its bits (a `Bool` as 0 or 1) and the metadata of `Int64`, `Double` or `Bool`.
     @inlinable @inline(__always)

@@ -16,6 +16,9 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
     var budget: Int64 { get { managedValue(forKey: "budget") } set { setManagedValue(newValue, forKey: "budget") } }
     var budgetAsInt: Int { get { managedValue(forKey: "budget") } set { setManagedValue(newValue, forKey: "budget") } }
     var ratio: Double { get { managedValue(forKey: "ratio") } set { setManagedValue(newValue, forKey: "ratio") } }
+    var isOpen: Bool { get { managedValue(forKey: "open") } set { setManagedValue(newValue, forKey: "open") } }
+    /// An `Int64` setter of the double `ratio`: not the slot's own kind of number.
+    var ratioAsInt64: Int64 { get { managedValue(forKey: "ratio") } set { setManagedValue(newValue, forKey: "ratio") } }
     /// Counts calls of the overridable `setPrimitiveValue(_:forKey:)`, which generated setters do not make.
     nonisolated(unsafe) static var primitiveWrites = 0
     var budgetAsDouble: Double { managedValue(forKey: "budget") }
@@ -51,7 +54,8 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
             let department = entities["Department"]!
             department.managedObjectClassName = TypedDepartment.className
             department.properties += [TestModel.attribute("rank", .integer32AttributeType, defaultValue: 3, transient: true),
-                                      TestModel.attribute("ratio", .doubleAttributeType)]
+                                      TestModel.attribute("ratio", .doubleAttributeType),
+                                      TestModel.attribute("open", .booleanAttributeType)]
             if uniqueBudgets { department.uniquenessConstraints = [["budget"]] }
         }
         return try TestStack(model: model)
@@ -288,18 +292,30 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
         department.budgetAsInt = 8
         department.ratio = 1.5
         department.name = "Labs"
+        department.isOpen = true
         withExtendedLifetime(token) {}
         #expect(TypedDepartment.primitiveWrites == 0)
+        #expect(department.isOpen && department.value(forKey: "open") as? Bool == true && isNumberObject(department.value(forKey: "open")))
         #expect(seen.compactMap { ($0 as? NSNumber)?.intValue } == [7, 8])
         #expect(isNumberObject(department.value(forKey: "budget")) && department.value(forKey: "budget") as? Int == 8)
         #expect(department.ratio == 1.5 && isNumberObject(department.value(forKey: "ratio")))
-        #expect(department.isUpdated && Set(department.changedValues().keys) == ["budget", "ratio", "name"])
+        #expect(department.isUpdated && Set(department.changedValues().keys) == ["budget", "ratio", "name", "open"])
+        #expect(Set(department.changedValuesForCurrentEvent().keys) == ["budget", "ratio", "name", "open"])
         department.setPrimitiveValue(NSNumber(value: 9), forKey: "budget")
         #expect(TypedDepartment.primitiveWrites == 1 && department.budget == 9)
         try stack.context.save()
         let other = stack.newContext()
         let stored = try #require(try stack.fetch("Department", in: other).first as? TypedDepartment)
-        #expect(stored.budget == 9 && stored.ratio == 1.5 && stored.name == "Labs")
+        #expect(stored.budget == 9 && stored.ratio == 1.5 && stored.name == "Labs" && stored.isOpen)
+        // A typed setter fires a fault first; one of another kind of number is kept as given.
+        let faultContext = stack.newContext()
+        let fault = try #require(try stack.fetch("Department", in: faultContext).first as? TypedDepartment)
+        faultContext.refresh(fault, mergeChanges: false)
+        #expect(fault.isFault)
+        fault.budget = 10
+        fault.ratioAsInt64 = 2
+        #expect(!fault.isFault && fault.budget == 10 && fault.ratio == 2 && fault.name == "Labs")
+        #expect(fault.changedValues().count == 2 && fault.value(forKey: "ratio") as? Int == 2)
     }
 
     @Test func typedGettersReadTheStoredInteger() throws {
