@@ -56,7 +56,7 @@ extension NSManagedObject {
     /// class declares still wins).
     public func setManagedValue<T>(_ value: T, forKey key: String) {
         willChangeValue(forKey: key)
-        if !setPlainNumber(value, forKey: key) { kvcSetPrimitiveValue(value, forKey: key) }
+        if !setTypedPlainNumber(value, forKey: key) { kvcSetPrimitiveValue(value, forKey: key) }
         didChangeValue(forKey: key)
     }
 
@@ -64,7 +64,7 @@ extension NSManagedObject {
     /// `kvcSetPrimitiveValue` would wrap it in an `Any?` to unwrap, check and normalize it again. False
     /// (nothing stored) for any other type, another kind of slot, or a class with primitive accessors.
     @inline(__always)
-    private func setPlainNumber<T>(_ value: T, forKey key: String) -> Bool {
+    private func setTypedPlainNumber<T>(_ value: T, forKey key: String) -> Bool {
         guard T.self == Int64.self || T.self == Int.self || T.self == Double.self || T.self == Bool.self,
               !sharedKeyTable.hasPrimitiveAccessors, let slot = layout.slot(named: key) else { return false }
         let kind = layout.slotPlan.kind(of: slot)

@@ -104,9 +104,41 @@ extension NSManagedObject {
         return publicValue(slot: slot)
     }
 
+    /// Stores `value` straight into the word of `key`'s attribute when it is that attribute's own kind of
+    /// plain number (an `Int64` or `Int` for an integer, a `Double`, a `Bool`), recognized by its
+    /// metadata: what `normalize` would keep as it is, without the casts and copies of the general path.
+    /// False (nothing stored) otherwise.
+    @inline(__always)
+    func setPlainNumber(_ value: Any?, forKey key: String) -> Bool {
+        guard !sharedKeyTable.hasPrimitiveAccessors, let slot = layout.slot(named: key) else { return false }
+        let kind = layout.slotPlan.kind(of: slot)
+        guard kind != .any else { return false }
+        let held = SlotValues.words(value)
+        switch kind {
+        case .int64 where held.type == SlotValues.int64Type:
+            fireFault()
+            slots.setInteger(Int64(bitPattern: held.value), at: slot)
+        case .int64 where held.type == Self.intType:
+            fireFault()
+            slots.setInteger(Int64(Int(bitPattern: UInt(held.value))), at: slot)
+        case .double where held.type == SlotValues.doubleType:
+            fireFault()
+            slots.setDouble(Double(bitPattern: held.value), at: slot)
+        case .bool where held.type == SlotValues.boolType:
+            fireFault()
+            slots.setBool(SlotValues.unboxedBool(value)!, at: slot)
+        default:
+            return false
+        }
+        return true
+    }
+
+    private static var intType: UnsafeRawPointer { unsafeBitCast(Int.self as Any.Type, to: UnsafeRawPointer.self) }
+
     /// Sets the stored value of `key` without change notifications and without updating an inverse
     /// relationship (a custom primitive accessor wins). Stops on a value of the wrong type.
     func kvcSetPrimitiveValue(_ value: Any?, forKey key: String) {
+        if setPlainNumber(value, forKey: key) { return }
         // A typed optional arrives boxed (`Optional<Set<T>>.none` inside `Any?`): unwrap it to nil or its value.
         var value = value
         // A protocol cast per set costs a conformance lookup: plain scalars and class instances skip it.

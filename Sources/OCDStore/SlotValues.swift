@@ -150,7 +150,7 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
     /// `swift_dynamicCast`), about a tenth of reading a value; an `Int64`, a `Double` and a `Bool` always
     /// live inline, and their metadata is theirs.
     @inlinable @inline(__always)
-    static func words(_ value: Any?) -> (value: UInt64, type: UnsafeRawPointer?) {
+    public static func words(_ value: Any?) -> (value: UInt64, type: UnsafeRawPointer?) {
         let words = unsafeBitCast(value, to: (UInt64, Int, Int, UnsafeRawPointer?).self)
         return (words.0, words.3)
     }
