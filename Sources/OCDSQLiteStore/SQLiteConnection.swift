@@ -479,6 +479,8 @@ final class Statement {
     }
 
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    /// The storage class of `column` in the current row (`SQLITE_INTEGER` …).
+    func type(_ column: Int32) -> Int32 { sqlite3_column_type(handle, column) }
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
     func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
     func value(_ column: Int32) -> SQLValue {

@@ -303,6 +303,11 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// How one slot of an entity is read from a row selected with its table's read plan.
     private enum ReadStep {
+        /// An integer attribute: read without its description (no retain per value), an INTEGER column
+        /// value straight into its word.
+        case integer(slot: Int, position: Int32)
+        /// A double attribute, likewise.
+        case double(slot: Int, position: Int32)
         case attribute(slot: Int, position: Int32, attribute: NSAttributeDescription)
         case toOne(slot: Int, position: Int32, entityPosition: Int32?, relationship: NSRelationshipDescription)
     }
@@ -317,7 +322,15 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         for slot in mapping.selectedSlots {
             switch mapping.storage[slot] {
             case .attribute(let column, let attribute):
-                if let position = index[column] { steps.append(.attribute(slot: slot, position: position, attribute: attribute)) }
+                guard let position = index[column] else { continue }
+                switch attribute.attributeType {
+                case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+                    steps.append(.integer(slot: slot, position: position))
+                case .doubleAttributeType:
+                    steps.append(.double(slot: slot, position: position))
+                default:
+                    steps.append(.attribute(slot: slot, position: position, attribute: attribute))
+                }
             case .toOne(let column, let entityColumn, let relationship):
                 guard let position = index[column] else { continue }
                 steps.append(.toOne(slot: slot, position: position, entityPosition: entityColumn.flatMap { index[$0] }, relationship: relationship))
@@ -368,16 +381,19 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             var values = SlotValues(plan: mapping.layout.slotPlan)
             for step in steps {
                 switch step {
+                case .integer(let slot, let position):
+                    // One type test: the common INTEGER, else NULL, else what `decodeStored` makes of it.
+                    switch statement.type(position) {
+                    case SQLITE_INTEGER: values.setInteger(statement.int64(position), at: slot)
+                    case SQLITE_NULL: continue
+                    default: values.setInteger(ValueCoding.numeric(statement, position), at: slot)
+                    }
+                case .double(let slot, let position):
+                    if statement.isNull(position) { continue }
+                    values.setDouble(statement.double(position), at: slot)
                 case .attribute(let slot, let position, let attribute):
                     if statement.isNull(position) { continue }
-                    switch attribute.attributeType {
-                    case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
-                        values.setInteger(ValueCoding.numeric(statement, position), at: slot)
-                    case .doubleAttributeType:
-                        values.setDouble(statement.double(position), at: slot)
-                    default:
-                        values[slot] = ValueCoding.decodeStored(statement, position, attribute, store: store)
-                    }
+                    values[slot] = ValueCoding.decodeStored(statement, position, attribute, store: store)
                 case .toOne(let slot, let position, let entityPosition, let relationship):
                     guard !statement.isNull(position) else { continue }
                     var destination = relationship.destinationEntity
