@@ -16,7 +16,7 @@ extension NSManagedObject {
         // A number held unboxed (`SlotValues`) goes out as it is: no `NSNumber` made and taken apart. Bit
         // casts of the checked type, not the runtime's general cast.
         if T.self == Int64.self || T.self == Int.self || T.self == Double.self || T.self == Bool.self,
-           !sharedKeyTable.hasPrimitiveAccessors, let slot = layout.slot(named: key) {
+           !hasPrimitiveAccessors, let slot = layout.slot(named: key) {
             let stored = slots.words(at: slot)
             if T.self == Double.self {
                 if stored.type == SlotValues.doubleType {
@@ -66,7 +66,7 @@ extension NSManagedObject {
     @inline(__always)
     private func setTypedPlainNumber<T>(_ value: T, forKey key: String) -> Bool {
         guard T.self == Int64.self || T.self == Int.self || T.self == Double.self || T.self == Bool.self,
-              !sharedKeyTable.hasPrimitiveAccessors, let slot = layout.slot(named: key) else { return false }
+              !hasPrimitiveAccessors, let slot = layout.slot(named: key) else { return false }
         let kind = layout.slotPlan.kind(of: slot)
         if kind == .int64 && T.self == Int64.self {
             fireFault()

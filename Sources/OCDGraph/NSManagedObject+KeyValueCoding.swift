@@ -13,7 +13,7 @@ extension NSManagedObject {
     /// `Set<NSManagedObject>` (`NSOrderedSet` when ordered). Stops on a key the entity does not have, as
     /// Apple raises `NSUnknownKeyException`.
     func kvcValue(forKey key: String) -> Any? {
-        if sharedKeyTable.hasAccessors, let accessor = keyTable.accessors[key] { return accessor.get(self) }
+        if hasClassAccessors, let accessor = keyTable.accessors[key] { return accessor.get(self) }
         guard let slot = layout.slot(named: key) else {
             if let value = builtInValue(forKey: key) { return value }
             fatalError("[<\(Swift.type(of: self)) \(addressString)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\".")
@@ -28,7 +28,7 @@ extension NSManagedObject {
     /// modeled property with change notifications and inverse maintenance. Stops on an unknown key or a
     /// value of the wrong type, as Apple raises.
     func kvcSetValue(_ value: Any?, forKey key: String) {
-        if sharedKeyTable.hasAccessors, let accessor = keyTable.accessors[key] {
+        if hasClassAccessors, let accessor = keyTable.accessors[key] {
             guard let set = accessor.set else {
                 fatalError("[<\(Swift.type(of: self)) \(addressString)> setValue:forUndefinedKey:]: the property \"\(key)\" of \(entity.name ?? "?") is read-only.")
             }
@@ -97,7 +97,7 @@ extension NSManagedObject {
     /// The stored value of `key`, without access notifications (a custom primitive accessor wins).
     /// A to-many relationship answers a `Set<NSManagedObject>` (an `NSOrderedSet` when ordered).
     func kvcPrimitiveValue(forKey key: String) -> Any? {
-        if sharedKeyTable.hasPrimitiveAccessors, let accessor = keyTable.primitiveAccessors[key] { return accessor.get(self) }
+        if hasPrimitiveAccessors, let accessor = keyTable.primitiveAccessors[key] { return accessor.get(self) }
         guard let slot = layout.slot(named: key) else {
             fatalError("primitiveValueForKey: \(key) is not a property of the entity \(entity.name ?? "?").")
         }
@@ -110,7 +110,7 @@ extension NSManagedObject {
     /// False (nothing stored) otherwise.
     @inline(__always)
     func setPlainNumber(_ value: Any?, forKey key: String) -> Bool {
-        guard !sharedKeyTable.hasPrimitiveAccessors, let slot = layout.slot(named: key) else { return false }
+        guard !hasPrimitiveAccessors, let slot = layout.slot(named: key) else { return false }
         let kind = layout.slotPlan.kind(of: slot)
         guard kind != .any else { return false }
         let held = SlotValues.words(value)
@@ -145,7 +145,7 @@ extension NSManagedObject {
         while let inner = value, !ManagedValueCoercion.isPlainValue(inner), let optional = inner as? AnyOptionalValue {
             value = optional.wrappedValue
         }
-        if sharedKeyTable.hasPrimitiveAccessors, let accessor = keyTable.primitiveAccessors[key], let set = accessor.set {
+        if hasPrimitiveAccessors, let accessor = keyTable.primitiveAccessors[key], let set = accessor.set {
             set(self, value)
             // The subclass keeps the value; the slot mirrors it for saving and change tracking.
         }

@@ -44,6 +44,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         /// An inserted object whose insertion an ObjectsDidChange has announced: its later changes are
         /// announced as updates. A bit, so that a change needs no lookup in the event's inserted objects.
         static let insertionAnnounced = Status(rawValue: 1 << 9)
+        /// The three below hold the class's key-table flags once read (`hasClassAccessors`).
+        static let keyTableRead = Status(rawValue: 1 << 10)
+        static let classHasAccessors = Status(rawValue: 1 << 11)
+        static let classHasPrimitiveAccessors = Status(rawValue: 1 << 12)
     }
 
     /// The entity of the object.
@@ -136,6 +140,26 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     var registry: ObjectRegistry?
     lazy var sharedKeyTable: ManagedKeyTable.Shared = EntityRuntime.of(layout).keyTable(for: Swift.type(of: self))
     var keyTable: ManagedKeyTable { sharedKeyTable.table }
+
+    /// Whether the class declares accessors (`hasClassAccessors`), from `status` after the
+    /// first look: reading it through the table retained and released the table at every access.
+    var hasClassAccessors: Bool { keyTableFlags.contains(.classHasAccessors) }
+    /// Whether the class declares primitive accessors (`hasPrimitiveAccessors`), likewise.
+    var hasPrimitiveAccessors: Bool { keyTableFlags.contains(.classHasPrimitiveAccessors) }
+
+    @inline(__always)
+    private var keyTableFlags: Status {
+        if !status.contains(.keyTableRead) { readKeyTableFlags() }
+        return status
+    }
+
+    @inline(never)
+    private func readKeyTableFlags() {
+        let shared = sharedKeyTable
+        status.insert(.keyTableRead)
+        if shared.hasAccessors { status.insert(.classHasAccessors) }
+        if shared.hasPrimitiveAccessors { status.insert(.classHasPrimitiveAccessors) }
+    }
 
     struct PendingChange {
         var oldObjects: [NSManagedObject]?
@@ -414,7 +438,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             fillSlots(from: row, in: context)
         }
         committedRow = row
-        if sharedKeyTable.hasPrimitiveAccessors {
+        if hasPrimitiveAccessors {
             for (key, accessor) in keyTable.primitiveAccessors {
                 if let slot = layout.slot(named: key), let set = accessor.set { set(self, slots[slot]) }
             }
@@ -617,7 +641,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// ``attributeValue(slot:)`` as a row holds it: a number maybe unboxed (see `SlotValues`).
     func storedAttributeValue(slot: Int) -> Any? {
-        guard sharedKeyTable.hasPrimitiveAccessors else { return slots.stored(slot) }
+        guard hasPrimitiveAccessors else { return slots.stored(slot) }
         let property = layout.properties[slot]
         if let accessor = keyTable.primitiveAccessors[property.name], let attribute = property as? NSAttributeDescription {
             return AttributeValues.normalize(accessor.get(self), for: attribute, of: self)

@@ -191,7 +191,7 @@ extension NSManagedObjectContext {
         let layout = object.layout
         // Only persistent attributes, read from the slots: the row shares the object's array (copied on
         // the object's next write) instead of copying every value out.
-        if layout.hasOnlyPersistentAttributes && !object.sharedKeyTable.hasPrimitiveAccessors {
+        if layout.hasOnlyPersistentAttributes && !object.hasPrimitiveAccessors {
             return StoreRow(objectID: object.objectID, version: version, values: object.slots)
         }
         var values = [Any?](repeating: nil, count: layout.properties.count)
