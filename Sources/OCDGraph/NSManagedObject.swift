@@ -625,6 +625,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 let committed = committedRow?.values[slot] as? NSManagedObjectID
                 if current?.objectID != committed, !body(slot, property.name, { current ?? NSNull() }) { return }
             case .attribute, .transientAttribute:
+                // The same bits in the slot and the committed row are the same value, with no copy out.
+                if !hasPrimitiveAccessors, let committed = committedRow, slots.holdsSame(slot, as: committed.values) { continue }
                 // As held (numbers maybe unboxed): comparing needs no `NSNumber`; only a reported value is boxed.
                 let current = storedAttributeValue(slot: slot)
                 let committed = committedRow?.values.stored(slot) ?? nil
