@@ -602,10 +602,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Calls `body` with each changed persistent property's slot, name and new value until it returns false.
     private final func visitChanges(_ body: (Int, String, () -> Any) -> Bool) {
         if status.contains(.fault) { return }
+        let committedValues = committedRow?.values
+        let comparesBits = !hasPrimitiveAccessors
         for slot in layout.persistentSlots {
-            let property = layout.properties[slot]
             switch layout.kinds[slot] {
             case .toMany:
+                let property = layout.properties[slot]
                 let relationship = property as! NSRelationshipDescription
                 guard let storage = slots[slot] as? ToManyStorage else { continue }
                 let committed = committedRow?.values[slot] as? [NSManagedObjectID]
@@ -622,15 +624,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 if changed, !body(slot, property.name, { self.publicValue(ofToMany: storage, relationship) }) { return }
             case .toOne:
                 let current = slots[slot] as? NSManagedObject
-                let committed = committedRow?.values[slot] as? NSManagedObjectID
-                if current?.objectID != committed, !body(slot, property.name, { current ?? NSNull() }) { return }
+                let committed = committedValues?[slot] as? NSManagedObjectID
+                if current?.objectID != committed, !body(slot, layout.properties[slot].name, { current ?? NSNull() }) { return }
             case .attribute, .transientAttribute:
                 // The same bits in the slot and the committed row are the same value, with no copy out.
-                if !hasPrimitiveAccessors, let committed = committedRow, slots.holdsSame(slot, as: committed.values) { continue }
+                if comparesBits, let committedValues, slots.holdsSame(slot, as: committedValues) { continue }
                 // As held (numbers maybe unboxed): comparing needs no `NSNumber`; only a reported value is boxed.
                 let current = storedAttributeValue(slot: slot)
-                let committed = committedRow?.values.stored(slot) ?? nil
-                if !Self.valuesEqual(current, committed), !body(slot, property.name, { SlotValues.boxed(current) ?? NSNull() }) { return }
+                let committed = committedValues?.stored(slot) ?? nil
+                if !Self.valuesEqual(current, committed), !body(slot, layout.properties[slot].name, { SlotValues.boxed(current) ?? NSNull() }) { return }
             }
         }
     }

@@ -841,7 +841,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// Writes order keys of ordered one-to-many relationships and the join-table rows of many-to-many
     /// ones, for the to-many slots the row holds (nil slots were not loaded and keep what is stored).
     private func writeToMany(_ row: StoreRow, inserted: Bool, _ connection: SQLiteConnection, _ schema: StoreSchema) throws {
-        guard let pk = primaryKey(of: row.objectID), let mapping = schema.mapping(for: row.objectID.entity) else { return }
+        // An entity without relationships (most rows of a bulk save) looks up no key.
+        guard let mapping = schema.mapping(for: row.objectID.entity), !mapping.layout.relationships.isEmpty,
+              let pk = primaryKey(of: row.objectID) else { return }
         for (slot, _) in mapping.layout.relationships {
             guard let destinations = row.values[slot] as? [NSManagedObjectID] else { continue }
             switch mapping.storage[slot] {
