@@ -287,7 +287,8 @@ extension NSManagedObject {
             }
         } else {
             // As held: an unboxed number is boxed only if an observer or the event's values hand it out.
-            change.oldValue = slots.stored(slot)
+            // A class with primitive accessors keeps the value itself; its slot may be out of date.
+            change.oldValue = hasPrimitiveAccessors ? storedAttributeValue(slot: slot) : slots.stored(slot)
         }
         pendingChanges.append((slot, change))
         // Persistent properties only, as Apple documents for changedValuesForCurrentEvent().

@@ -50,8 +50,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         static let classHasPrimitiveAccessors = Status(rawValue: 1 << 12)
     }
 
-    /// The entity of the object.
-    public let entity: NSEntityDescription
+    /// The entity of the object (its layout's: one word less per object).
+    public var entity: NSEntityDescription { layout.entity }
     /// The object's ID: temporary until the object is saved (or given a permanent ID).
     public internal(set) var objectID: NSManagedObjectID
     /// The context the object is registered in; nil for an object not inserted (or deleted and saved).
@@ -91,7 +91,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     @exclusivity(unchecked) var eventStartValues: SlotValues?
     /// Other old values of the current event, by slot: relationships (a to-many changes in place) and
     /// attributes past slot 31. Empty until one of them changes.
-    @exclusivity(unchecked) var eventOldValues: [EventOldValue] = []
+    var eventOldValues: [EventOldValue] {
+        get { extras?.eventOldValues ?? [] }
+        set { if extras != nil || !newValue.isEmpty { madeExtras().eventOldValues = newValue } }
+    }
     /// Changes begun by `willChangeValue` and not yet ended, by slot (rarely more than one at a time):
     /// relationship members and observed values, used by `didChangeValue`.
     @exclusivity(unchecked) var pendingChanges: [(slot: Int, change: PendingChange)] = []
@@ -109,7 +112,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Records `old`, the value of `slot` now, as its old value in the current event.
     func recordEventOldValue(_ old: Any?, slot: Int) {
-        guard slot < 32, layout.kinds[slot] == .attribute else {
+        // Not for a class with primitive accessors: its slots only mirror what it keeps itself.
+        guard slot < 32, layout.kinds[slot] == .attribute, !hasPrimitiveAccessors else {
             if eventOldValues.isEmpty { eventOldValues = Array(repeating: .unrecorded, count: layout.properties.count) }
             eventOldValues[slot] = .recorded(old)
             return
@@ -134,11 +138,38 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         eventStartValues = nil
         eventAttributeMask = 0
     }
-    @exclusivity(unchecked) var observers: [KeyObserver] = []
-    @exclusivity(unchecked) var registrar: ObservationRegistrar?
+    var observers: [KeyObserver] {
+        get { extras?.observers ?? [] }
+        set { if extras != nil || !newValue.isEmpty { madeExtras().observers = newValue } }
+    }
+    var registrar: ObservationRegistrar? {
+        get { extras?.registrar }
+        set { if extras != nil || newValue != nil { madeExtras().registrar = newValue } }
+    }
+
+    /// State few objects need, made on first use (as Core Data's `cd_extras`): it would otherwise take
+    /// three words of every object.
+    final class Extras {
+        /// Old values of the current event that `eventStartValues` cannot hold (D28).
+        var eventOldValues: [EventOldValue] = []
+        /// Key-value observers.
+        var observers: [KeyObserver] = []
+        /// Made on the first read inside `withObservationTracking` only (D25).
+        var registrar: ObservationRegistrar?
+    }
+    @exclusivity(unchecked) var extras: Extras?
+
+    func madeExtras() -> Extras {
+        if let extras { return extras }
+        let made = Extras()
+        extras = made
+        return made
+    }
     /// The registry of the context that registered the object, which the object leaves in `deinit`.
     var registry: ObjectRegistry?
-    lazy var sharedKeyTable: ManagedKeyTable.Shared = EntityRuntime.of(layout).keyTable(for: Swift.type(of: self))
+    /// The class's key table (accessors by key), looked up when needed: `status` keeps whether there is
+    /// anything in it (`hasClassAccessors`), so a stored reference would cost a word of every object.
+    var sharedKeyTable: ManagedKeyTable.Shared { EntityRuntime.of(layout).keyTable(for: Swift.type(of: self)) }
     var keyTable: ManagedKeyTable { sharedKeyTable.table }
 
     /// Whether the class declares accessors (`hasClassAccessors`), from `status` after the
@@ -174,7 +205,6 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         if entity.isAbstract && pending == nil {
             fatalError("Cannot create an instance of the abstract entity \(entity.name ?? "?").")
         }
-        self.entity = entity
         self.layout = EntityLayout.of(entity)
         self.objectID = pending?.pointee.objectID.takeUnretainedValue() ?? NSManagedObjectID(temporaryFor: entity)
         // Shared until the first write (copy-on-write): a fault's values come from its row.

@@ -55,10 +55,13 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
     @inlinable
     public func holdsSame(_ slot: Int, as other: SlotValues) -> Bool {
         if buffer === other.buffer { return true }
-        let mine = words(at: slot), theirs = other.words(at: slot)
-        guard mine == theirs else { return false }
-        // An existential's other words matter for values larger than one word (a String, a UUID).
-        return buffer.plan.kind(of: slot) != .any && other.buffer.plan.kind(of: slot) != .any || mine.type == nil
+        // Number slots: the same state and word (plain bits, or the same box). An existential's bits are
+        // compared only for nil: its other words matter for a value larger than one (a String, a UUID).
+        guard let mine = buffer.rawSlot(at: slot), let theirs = other.buffer.rawSlot(at: slot) else {
+            return isNil(slot) && other.isNil(slot)
+        }
+        // The same bits mean the same value only for the same kind of number (plans of one entity agree).
+        return mine == theirs && (buffer.plan === other.buffer.plan || buffer.plan.kind(of: slot) == other.buffer.plan.kind(of: slot))
     }
 
     /// Sets `slot` to the value `other` holds in `slot` (the same entity's values), as held.
@@ -316,6 +319,17 @@ final class SlotBuffer: ManagedBuffer<SlotPlan, UInt64> {
         case .int64: return SlotValues.int64Type
         case .double: return SlotValues.doubleType
         default: return SlotValues.boolType
+        }
+    }
+
+    /// A number slot's state and word as they are (a boxed value's box pointer), or nil for an existential
+    /// slot.
+    @inlinable @inline(__always)
+    func rawSlot(at slot: Int) -> (state: UInt8, word: UInt64)? {
+        withUnsafeMutablePointerToElements { base in
+            let descriptor = plan.descriptors[slot]
+            guard descriptor & 3 != 0 else { return nil }
+            return (state(base, slot), base[Int(descriptor >> 2)])
         }
     }
 

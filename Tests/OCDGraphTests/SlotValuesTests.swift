@@ -217,3 +217,47 @@ import OCDStore
         #expect(!stack.context.hasChanges)
     }
 }
+
+/// `holdsSame` (the quick test of "unchanged" before comparing values) never calls different values the
+/// same: only number slots' words and boxes, and nil, are compared as bits.
+@Suite struct HoldsSameTests {
+    @Test func onlyIdenticalBitsOfNumbersOrTwoNilsAreTheSame() {
+        let plan = SlotPlan(kinds: [.int64, .any, .double, .int64])
+        var a = SlotValues(plan: plan), b = SlotValues(plan: plan)
+        #expect((0..<4).allSatisfy { a.holdsSame($0, as: b) }, "nil and nil")
+        a[0] = Int64(5); b[0] = Int64(5)
+        a[1] = "abcdefgh-first"; b[1] = "abcdefgh-first"
+        #expect(a.holdsSame(0, as: b))
+        #expect(!a.holdsSame(1, as: b), "an existential's value is never judged by its bits")
+        b[0] = Int64(6)
+        #expect(!a.holdsSame(0, as: b))
+        // Boxed values in a number slot: two strings sharing their first eight bytes are not the same.
+        a[3] = "abcdefgh1"; b[3] = "abcdefgh2"
+        #expect(!a.holdsSame(3, as: b))
+        let number = NSNumber(value: 2.5)
+        a[3] = number; b[3] = number
+        #expect(!a.holdsSame(3, as: b), "two boxes of one object: left to a comparison of values")
+        var c = a
+        #expect(c.holdsSame(3, as: a), "a copy shares the buffer")
+        c[2] = 1.0
+        #expect(c.holdsSame(3, as: a) && !c.holdsSame(2, as: a))
+        // The same word under different kinds of number is not the same value.
+        var integer = SlotValues(plan: SlotPlan(kinds: [.int64]))
+        var double = SlotValues(plan: SlotPlan(kinds: [.double]))
+        integer.setInteger(Int64(bitPattern: 2.0.bitPattern), at: 0)
+        double.setDouble(2.0, at: 0)
+        #expect(!integer.holdsSame(0, as: double))
+    }
+
+    /// A change of a long string is a change, though the old and new values share their first word.
+    @Test func aStringChangeAfterItsFirstEightBytesIsAChange() throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Employee", ["name": "abcdefgh1"])
+        let object = try stack.context.existingObject(with: id)
+        object.setValue("abcdefgh2", forKey: "name")
+        #expect(object.changedValues()["name"] as? String == "abcdefgh2")
+        #expect(object.changedValuesForCurrentEvent()["name"] as? String == "abcdefgh1")
+        object.setValue("abcdefgh1", forKey: "name")
+        #expect(object.changedValues().isEmpty, "back to the committed value")
+    }
+}

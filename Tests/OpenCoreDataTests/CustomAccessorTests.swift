@@ -198,4 +198,19 @@ struct ListingStack {
         let again = try #require(try stack.fetch("Employee", in: third).first as? ListingEmployee)
         #expect(again.int16 == 7)
     }
+
+    /// With custom primitive accessors the class keeps the value: an old value comes from it, not from a
+    /// stale copy, and a primitive set of a plain number reaches it.
+    @Test func oldValuesAndPrimitiveSetsGoThroughTheCustomPrimitiveAccessors() throws {
+        let stack = try ListingStack()
+        let employee = try #require(stack.insert("Employee") as? ListingEmployee)
+        employee.int16 = 42
+        stack.context.processPendingChanges()
+        employee.int16 = 50
+        #expect((employee.changedValuesForCurrentEvent()["int16"] as? NSNumber)?.int16Value == 42)
+        employee.setPrimitiveValue(Int64(5), forKey: "int16")
+        #expect(employee.int16 == 5 && employee.primitiveInt16 == 5)
+        employee.setValue(6, forKey: "int16")
+        #expect(employee.int16 == 6)
+    }
 }
