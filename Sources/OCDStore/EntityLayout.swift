@@ -41,7 +41,7 @@ public final class EntityLayout: @unchecked Sendable {
 
     /// The hash every temporary object ID of the entity starts from (by its name, as ID equality compares
     /// names): made once, so that a new object's ID hashes only its key.
-    package let temporaryIDBaseHash: Int
+    package let temporaryIDScope: NSManagedObjectID.Scope
 
     /// The kind of a slot's property.
     public enum SlotKind: Sendable {
@@ -78,7 +78,7 @@ public final class EntityLayout: @unchecked Sendable {
         self.attributes = attributes
         self.relationships = relationships
         self.persistentSlots = persistent
-        self.temporaryIDBaseHash = NSManagedObjectID.baseHash(storeIdentifier: nil, entity: entity)
+        self.temporaryIDScope = NSManagedObjectID.Scope(entity: entity, store: nil, identifier: nil)
     }
 
     /// The layout of `entity`, built on first use and kept by the entity. The entity's model must be in

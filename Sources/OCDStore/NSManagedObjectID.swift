@@ -15,26 +15,47 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         case temporary(UUID)
     }
 
+    /// What the IDs of one entity in one store share (its temporary IDs share one with no store): kept
+    /// once and pointed to, so that an ID is four words, not eight.
+    package final class Scope: @unchecked Sendable {
+        let entity: NSEntityDescription
+        /// The store, without keeping it alive (decision D24).
+        let storeReference: Backreference?
+        // Kept apart from the store so that equality and hashing survive the store object going away.
+        let storeIdentifier: String?
+        /// `baseHash(storeIdentifier:entity:)`: every ID's hash starts from it.
+        let baseHash: Int
+
+        package init(entity: NSEntityDescription, store: NSPersistentStore?, identifier: String?, baseHash: Int? = nil) {
+            self.entity = entity
+            self.storeReference = store?.backreference
+            self.storeIdentifier = identifier
+            self.baseHash = baseHash ?? NSManagedObjectID.baseHash(storeIdentifier: identifier, entity: entity)
+        }
+    }
+
+    package let scope: Scope
+    package let key: Key
+
     /// The entity of the object this ID identifies.
-    public let entity: NSEntityDescription
+    public var entity: NSEntityDescription { scope.entity }
     /// The store that holds the object; nil while the ID is temporary.
     public var persistentStore: NSPersistentStore? { store }
-    package let key: Key
     /// The store, without keeping it alive (decision D24).
-    package var store: NSPersistentStore? { storeReference?.load(as: NSPersistentStore.self) }
-    package let storeReference: Backreference?
-    // Kept apart from `store` so that equality and hashing survive the store object going away.
-    package let storeIdentifier: String?
+    package var store: NSPersistentStore? { scope.storeReference?.load(as: NSPersistentStore.self) }
+    package var storeIdentifier: String? { scope.storeIdentifier }
 
-    /// A permanent ID; `baseHash` is `baseHash(storeIdentifier:entity:)` of the store's identifier, which
-    /// the store computes once per entity.
-    package init(entity: NSEntityDescription, store: NSPersistentStore, identifier: String?, baseHash: Int, primaryKey: Int64) {
-        self.entity = entity
+    /// A permanent ID with a scope of its own whose hash starts from `baseHash` (for tests of hashing).
+    package convenience init(entity: NSEntityDescription, store: NSPersistentStore, identifier: String?, baseHash: Int, primaryKey: Int64) {
+        self.init(scope: Scope(entity: entity, store: store, identifier: identifier, baseHash: baseHash), primaryKey: primaryKey)
+    }
+
+    /// A permanent ID in the store and of the entity of `scope`.
+    package init(scope: Scope, primaryKey: Int64) {
+        self.scope = scope
         self.key = .permanent(primaryKey)
-        self.storeReference = store.backreference
-        self.storeIdentifier = identifier
         // An odd multiplier spreads consecutive keys; dictionaries hash this value again with their seed.
-        self.cachedHash = baseHash ^ Int(bitPattern: UInt(bitPattern: Int(primaryKey)) &* 0x9E37_79B9_7F4A_7C15)
+        self.cachedHash = scope.baseHash ^ Int(bitPattern: UInt(bitPattern: Int(primaryKey)) &* 0x9E37_79B9_7F4A_7C15)
     }
 
     /// The hash every permanent ID of `entity` in the store of `storeIdentifier` starts from. By the
@@ -47,15 +68,14 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     }
 
     package init(temporaryFor entity: NSEntityDescription) {
-        self.entity = entity
+        let scope = EntityLayout.of(entity).temporaryIDScope
+        self.scope = scope
         let uuid = TemporaryKeys.next()
         self.key = .temporary(uuid)
-        self.storeReference = nil
-        self.storeIdentifier = nil
         // Temporary keys differ in their last eight bytes (a big-endian counter over one random base): read
         // so that the counter's low bits are the number's, which the multiplication spreads upward.
         let low = UInt64(bigEndian: withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) })
-        self.cachedHash = EntityLayout.of(entity).temporaryIDBaseHash ^ Int(bitPattern: UInt(low &* 0x9E37_79B9_7F4A_7C15))
+        self.cachedHash = scope.baseHash ^ Int(bitPattern: UInt(low &* 0x9E37_79B9_7F4A_7C15))
     }
 
     /// True until the object is saved or given a permanent ID with `obtainPermanentIDs(for:)`.
@@ -94,8 +114,8 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     @usableFromInline package let cachedHash: Int
 
     public static func == (lhs: NSManagedObjectID, rhs: NSManagedObjectID) -> Bool {
-        lhs === rhs || (lhs.key == rhs.key && lhs.storeIdentifier == rhs.storeIdentifier
-                        && (lhs.entity === rhs.entity || lhs.entity.name == rhs.entity.name))
+        lhs === rhs || (lhs.key == rhs.key && (lhs.scope === rhs.scope || (lhs.storeIdentifier == rhs.storeIdentifier
+                        && (lhs.entity === rhs.entity || lhs.entity.name == rhs.entity.name))))
     }
 
     public func copy(with zone: NSZone? = nil) -> Any { self }

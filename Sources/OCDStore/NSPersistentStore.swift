@@ -256,30 +256,28 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
 
     /// A permanent ID of this store.
     public func objectID(for entity: NSEntityDescription, primaryKey: Int64) -> NSManagedObjectID {
-        let base = idBase(for: entity)
-        return NSManagedObjectID(entity: entity, store: self, identifier: base.identifier, baseHash: base.hash, primaryKey: primaryKey)
+        NSManagedObjectID(scope: idBase(for: entity), primaryKey: primaryKey)
     }
 
     /// Makes permanent IDs of one entity of this store, for a loop over rows: the entity's cached ID
     /// base is found once (a lock and a lookup, about a fifth of making an ID) rather than per ID.
     package struct ObjectIDMaker {
-        fileprivate let store: NSPersistentStore
-        fileprivate let base: IDBase
+        fileprivate let base: NSManagedObjectID.Scope
 
         /// The ID of the row `primaryKey`.
         package func objectID(primaryKey: Int64) -> NSManagedObjectID {
-            NSManagedObjectID(entity: base.entity, store: store, identifier: base.identifier, baseHash: base.hash, primaryKey: primaryKey)
+            NSManagedObjectID(scope: base, primaryKey: primaryKey)
         }
     }
 
     /// An ``ObjectIDMaker`` for `entity`. Made per query: it keeps the identifier it was made with.
     package func objectIDMaker(for entity: NSEntityDescription) -> ObjectIDMaker {
-        ObjectIDMaker(store: self, base: idBase(for: entity))
+        ObjectIDMaker(base: idBase(for: entity))
     }
 
     /// The primary key of one of this store's permanent IDs.
     public func primaryKey(of objectID: NSManagedObjectID) -> Int64? {
-        guard let key = objectID.primaryKey, objectID.storeIdentifier == idBase(for: objectID.entity).identifier else { return nil }
+        guard let key = objectID.primaryKey, objectID.storeIdentifier == idBase(for: objectID.entity).storeIdentifier else { return nil }
         return key
     }
 
@@ -287,20 +285,14 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// entity's name. Made once per entity (and again after the metadata, which holds the identifier, is
     /// set): reading the identifier out of the metadata and hashing two strings cost more than the rest
     /// of making an ID. Holds the entity, so that its ObjectIdentifier is not reused while cached.
-    fileprivate struct IDBase {
-        let entity: NSEntityDescription
-        let identifier: String?
-        let hash: Int
-    }
+    private let idBases = Mutex<(generation: Int, bases: [ObjectIdentifier: NSManagedObjectID.Scope])>((-1, [:]))
 
-    private let idBases = Mutex<(generation: Int, bases: [ObjectIdentifier: IDBase])>((-1, [:]))
-
-    private func idBase(for entity: NSEntityDescription) -> IDBase {
+    private func idBase(for entity: NSEntityDescription) -> NSManagedObjectID.Scope {
         let generation = metadataGeneration
         let key = ObjectIdentifier(entity)
         if let base = idBases.withLock({ $0.generation == generation ? $0.bases[key] : nil }) { return base }
         let identifier = self.identifier
-        let base = IDBase(entity: entity, identifier: identifier, hash: NSManagedObjectID.baseHash(storeIdentifier: identifier, entity: entity))
+        let base = NSManagedObjectID.Scope(entity: entity, store: self, identifier: identifier)
         idBases.withLock { state in
             if state.generation != generation { state = (generation, [:]) }
             state.bases[key] = base
