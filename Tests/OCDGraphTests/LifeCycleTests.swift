@@ -457,6 +457,22 @@ struct ChangedValuesTests {
         #expect(wideOld.count == 3)
     }
 
+    /// A refresh that merges changes in the middle of an event keeps the event's old values, and a
+    /// property first changed after it has the refreshed value as its old value.
+    @Test func oldValuesAcrossARefreshThatMergesChanges() throws {
+        let (stack, ann) = try Self.savedAnn()
+        ann.setValue("Anna", forKey: "name")
+        let other = stack.newContext()
+        try other.existingObject(with: ann.objectID).setValue(45, forKey: "age")
+        try other.save()
+        stack.context.refresh(ann, mergeChanges: true)
+        #expect(ann.value(forKey: "age") as? Int == 45 && ann.value(forKey: "name") as? String == "Anna")
+        ann.setValue(46, forKey: "age")
+        let old = ann.changedValuesForCurrentEvent()
+        #expect(old["name"] as? String == "Ann")
+        #expect(old["age"] as? Int == 45, "the value at the property's first change, after the refresh")
+    }
+
     /// A context that goes away ends its event: an object that outlives it keeps no old values of it.
     @Test func anObjectOutlivingItsContextKeepsNoEventValues() throws {
         let (stack, ann) = try Self.savedAnn()
