@@ -70,7 +70,7 @@ extension NSManagedObject {
             }
             if let relationship = property as? NSRelationshipDescription, relationship.isToMany,
                !(slots[index] is ToManyStorage), relationship.minCount == 0, relationship.maxCount == 0,
-               keyTable.validators[property.name] == nil {
+               validators[property.name] == nil {
                 // Not loaded, so not changed, and no count to check: loading it would only cost.
                 continue
             }
@@ -81,7 +81,7 @@ extension NSManagedObject {
             var value = publicValue(slot: index)
             let before = errors.count
             modelErrors(for: property, value: value, into: &errors)
-            if errors.count == before, let validator = keyTable.validators[property.name] {
+            if errors.count == before, let validator = validators[property.name] {
                 do {
                     try validator(self, &value)
                 } catch let error as NSError {

@@ -93,7 +93,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// attributes past slot 31. Empty until one of them changes.
     var eventOldValues: [EventOldValue] {
         get { extras?.eventOldValues ?? [] }
-        set { if extras != nil || !newValue.isEmpty { madeExtras().eventOldValues = newValue } }
+        // In place: a get and a set would copy the array at every change of it.
+        _modify { yield &madeExtras().eventOldValues }
     }
     /// Changes begun by `willChangeValue` and not yet ended, by slot (rarely more than one at a time):
     /// relationship members and observed values, used by `didChangeValue`.
@@ -134,13 +135,20 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Forgets the current event's old values.
     func clearEventOldValues() {
-        eventOldValues = []
+        if let extras {
+            // Dropped when nothing else needs it: an object edited through a relationship keeps no
+            // `Extras` past its event.
+            if extras.observers.isEmpty && extras.registrar == nil { self.extras = nil } else { extras.eventOldValues = [] }
+        }
         eventStartValues = nil
         eventAttributeMask = 0
     }
+
+    /// Whether the object has made its ``Extras`` (for tests of when it does).
+    package var hasExtrasForTesting: Bool { extras != nil }
     var observers: [KeyObserver] {
         get { extras?.observers ?? [] }
-        set { if extras != nil || !newValue.isEmpty { madeExtras().observers = newValue } }
+        _modify { yield &madeExtras().observers }
     }
     var registrar: ObservationRegistrar? {
         get { extras?.registrar }
@@ -150,12 +158,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// State few objects need, made on first use (as Core Data's `cd_extras`): it would otherwise take
     /// three words of every object.
     final class Extras {
+        // Unchecked as the object's own state is (see `slots`): used on the context's queue only.
         /// Old values of the current event that `eventStartValues` cannot hold (D28).
-        var eventOldValues: [EventOldValue] = []
+        @exclusivity(unchecked) var eventOldValues: [EventOldValue] = []
         /// Key-value observers.
-        var observers: [KeyObserver] = []
+        @exclusivity(unchecked) var observers: [KeyObserver] = []
         /// Made on the first read inside `withObservationTracking` only (D25).
-        var registrar: ObservationRegistrar?
+        @exclusivity(unchecked) var registrar: ObservationRegistrar?
     }
     @exclusivity(unchecked) var extras: Extras?
 

@@ -39,8 +39,8 @@ public final class EntityLayout: @unchecked Sendable {
     /// Whether every slot is a persistent attribute: an object's values are then its row's values as they are.
     public let hasOnlyPersistentAttributes: Bool
 
-    /// The hash every temporary object ID of the entity starts from (by its name, as ID equality compares
-    /// names): made once, so that a new object's ID hashes only its key.
+    /// What every temporary object ID of the entity shares, with the hash they start from (by the entity's
+    /// name, as ID equality compares names): made once, so that a new object's ID hashes only its key.
     package let temporaryIDScope: NSManagedObjectID.Scope
 
     /// The kind of a slot's property.

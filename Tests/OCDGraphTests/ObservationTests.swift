@@ -264,3 +264,44 @@ final class Flag: @unchecked Sendable {
     var value: Bool { lock.withLock { raised } }
     func set() { lock.withLock { raised = true } }
 }
+
+
+/// Key-value observers, the Observation registrar and the event's leftover old values live in an
+/// `Extras` an object makes on first use and drops when its event ends with nothing else in it (D29).
+@Suite struct ObjectExtrasTests {
+    @Test func anObjectEditedThroughARelationshipDropsItsExtrasAtTheEventsEnd() throws {
+        let stack = try TestStack()
+        let sales = stack.insert("Department", ["name": "Sales"])
+        let ann = stack.insert("Employee", ["name": "Ann", "department": sales])
+        stack.context.processPendingChanges()
+        #expect(!sales.hasExtrasForTesting && !ann.hasExtrasForTesting)
+        ann.setValue(nil, forKey: "department")
+        #expect(ann.hasExtrasForTesting, "a relationship's old value is kept aside")
+        #expect(ann.changedValuesForCurrentEvent()["department"] as? NSManagedObject === sales)
+        stack.context.processPendingChanges()
+        #expect(!ann.hasExtrasForTesting && !sales.hasExtrasForTesting)
+    }
+
+    @Test func observersAddedAndRemovedInsideACallbackKeepWorking() throws {
+        let stack = try TestStack()
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        var seen: [String] = []
+        var late: NSKeyValueObservation?
+        var second: NSKeyValueObservation?
+        second = ann.observeValue(forKey: "name", options: [.new]) { _, _, _, new, _, _ in seen.append("second \(new ?? "nil")") }
+        let first = ann.observeValue(forKey: "name", options: [.new]) { object, _, _, new, _, _ in
+            seen.append("first \(new ?? "nil")")
+            if late == nil {
+                second?.invalidate()
+                late = object.observeValue(forKey: "name", options: [.new]) { _, _, _, new, _, _ in seen.append("late \(new ?? "nil")") }
+            }
+        }
+        ann.setValue("Anna", forKey: "name")
+        stack.context.processPendingChanges()
+        #expect(ann.hasExtrasForTesting, "observers keep their Extras past the event")
+        ann.setValue("Annie", forKey: "name")
+        #expect(Array(seen.prefix(2)) == ["second Anna", "first Anna"] && !seen.contains("second Annie"), "\(seen)")
+        #expect(seen.suffix(2).sorted() == ["first Annie", "late Annie"])
+        withExtendedLifetime((first, late)) {}
+    }
+}
