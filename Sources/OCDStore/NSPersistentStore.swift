@@ -283,8 +283,9 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
 
     /// What every permanent ID of one entity shares: the store's identifier and the hash of it with the
     /// entity's name. Made once per entity (and again after the metadata, which holds the identifier, is
-    /// set): reading the identifier out of the metadata and hashing two strings cost more than the rest
-    /// of making an ID. Holds the entity, so that its ObjectIdentifier is not reused while cached.
+    /// set to another identifier): reading the identifier out of the metadata and hashing two strings cost
+    /// more than the rest of making an ID. Holds the entity, so that its ObjectIdentifier is not reused
+    /// while cached.
     private let idBases = Mutex<(generation: Int, bases: [ObjectIdentifier: NSManagedObjectID.Scope])>((-1, [:]))
 
     private func idBase(for entity: NSEntityDescription) -> NSManagedObjectID.Scope {
@@ -293,11 +294,17 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         if let base = idBases.withLock({ $0.generation == generation ? $0.bases[key] : nil }) { return base }
         let identifier = self.identifier
         let base = NSManagedObjectID.Scope(entity: entity, store: self, identifier: identifier)
-        idBases.withLock { state in
-            if state.generation != generation { state = (generation, [:]) }
+        return idBases.withLock { state in
+            if state.generation != generation {
+                // Metadata that keeps the identifier keeps the scopes: IDs made before and after it share
+                // one, and compare by key alone.
+                if state.bases.values.first?.storeIdentifier != identifier { state.bases = [:] }
+                state.generation = generation
+            }
+            if let kept = state.bases[key] { return kept }
             state.bases[key] = base
+            return base
         }
-        return base
     }
 }
 

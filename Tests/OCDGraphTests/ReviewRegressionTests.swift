@@ -83,6 +83,14 @@ import class OCDPredicate.NSPredicate
         #expect(stack.store.identifier == uuid)
         #expect(stack.coordinator.metadata(for: stack.store)["appVersion"] as? Int == 2)
         #expect(try stack.context.existingObject(with: id).string("name") == "R&D")
+        // IDs made before and after share the store's scope (D29): equal, hashed alike, found by key.
+        let department = id.entity
+        let pk = try #require(stack.store.primaryKey(of: id))
+        let again = stack.store.objectID(for: department, primaryKey: pk)
+        #expect(again == id && again.hash == id.hash && again.scope === id.scope)
+        stack.coordinator.setMetadata([NSStoreUUIDKey: "another-store-uuid"], for: stack.store)
+        let renamed = stack.store.objectID(for: department, primaryKey: pk)
+        #expect(renamed != id && renamed.scope !== id.scope && renamed.storeIdentifier == "another-store-uuid")
     }
 
     @Test func refreshMergingChangesKeepsTransientValues() throws {
