@@ -107,15 +107,9 @@ extension NSManagedObjectContext {
         var newlyDeleted: [NSManagedObject] = []
         for id in deletedIDs {
             guard let object = registry[id], !object.isInserted else { continue }
-            let key = ObjectIdentifier(object)
-            gone[key] = object
+            gone[ObjectIdentifier(object)] = object
             if !object.isDeleted {
-                object.status.insert(.deleted)
-                object.status.remove(.updated)
-                updated[key] = nil
-                unprocessedUpdated[key] = nil
-                unprocessedDeleted[key] = object
-                deleted[key] = object
+                markDeleted(object)
                 newlyDeleted.append(object)
             }
         }

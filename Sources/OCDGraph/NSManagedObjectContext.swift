@@ -333,6 +333,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         object.fireFault()
         if object.status.contains(.deleted) { return }
+        markDeleted(object)
+        pendingDeletePropagation.append(object)
+        object.prepareForDeletion()
+        scheduleEventEnd()
+    }
+
+    /// Lists `object` as deleted (no longer updated) for the save and the next ObjectsDidChange.
+    func markDeleted(_ object: NSManagedObject) {
         let key = ObjectIdentifier(object)
         object.status.insert(.deleted)
         object.status.remove(.updated)
@@ -340,9 +348,6 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         unprocessedUpdated[key] = nil
         deleted[key] = object
         unprocessedDeleted[key] = object
-        pendingDeletePropagation.append(object)
-        object.prepareForDeletion()
-        scheduleEventEnd()
     }
 
     /// A fault whose row is gone: a deleted object with nil values, skipped by validation and by the

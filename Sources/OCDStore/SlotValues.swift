@@ -37,7 +37,7 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
     /// The value of `slot` in its stored form (an unboxed number as an `NSNumber`).
     @inlinable
     public subscript(slot: Int) -> Any? {
-        get { buffer.boxedValue(at: slot) }
+        get { SlotValues.boxed(buffer.storedValue(at: slot)) }
         set { mutableBuffer().set(newValue, at: slot) }
     }
 
@@ -386,27 +386,6 @@ final class SlotBuffer: ManagedBuffer<SlotPlan, UInt64> {
                     return word != 0
                 case Self.boxedState:
                     return Unmanaged<SlotBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(base[offset]))!).takeUnretainedValue().value
-                default:
-                    return nil
-                }
-            }
-        }
-    }
-
-    @inlinable
-    func boxedValue(at slot: Int) -> Any? {
-        withUnsafeMutablePointerToElements { base in
-            let descriptor = plan.descriptors[slot]
-            let offset = Int(descriptor >> 2)
-            switch descriptor & 3 {
-            case 0: return SlotValues.boxed(Self.existential(base, offset).pointee)
-            case let kind:
-                switch state(base, slot) {
-                case Self.plainState:
-                    let word = base[offset]
-                    return kind == 1 ? NSNumber(value: Int64(bitPattern: word)) : kind == 2 ? NSNumber(value: Double(bitPattern: word)) : NSNumber(value: word != 0)
-                case Self.boxedState:
-                    return SlotValues.boxed(Unmanaged<SlotBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(base[offset]))!).takeUnretainedValue().value)
                 default:
                     return nil
                 }
