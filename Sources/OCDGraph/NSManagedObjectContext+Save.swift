@@ -31,8 +31,8 @@ extension NSManagedObjectContext {
         var insertedNow: [NSManagedObject] = []
         var updatedNow: [NSManagedObject] = []
         var deletedNow: [NSManagedObject] = []
-        var sent: [ObjectIdentifier: StoreRow] = [:]
-        var result: [NSManagedObjectID: StoreRow] = [:]
+        var parts: [SavePart] = []
+        var results: [StoreSaveResult] = []
         var round = 0
         while true {
             round += 1
@@ -42,11 +42,11 @@ extension NSManagedObjectContext {
             let list: [Any]
             do {
                 // One store transaction for the IDs and the writes, as Core Data's saves are.
-                (result, sent) = try coordinator.performSaveTransaction {
+                (parts, results) = try coordinator.performSaveTransaction {
                     try coordinator.beginSaveRound(inserted: insertedNow, changed: updatedNow + deletedNow, assigned: assignedStores)
                     try obtainPermanentIDs(for: insertedNow)
-                    let (requests, sent) = try saveRequests(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
-                    return (try coordinator.save(requests), sent)
+                    let parts = try saveParts(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
+                    return (parts, try coordinator.save(parts.map { ($0.store, $0.request) }))
                 }
                 break
             } catch let StoreError.conflicts(conflicts) {
@@ -67,14 +67,20 @@ extension NSManagedObjectContext {
             processPendingChanges()
         }
 
-        // The store has the changes: the context's state follows.
-        for object in insertedNow + updatedNow {
-            if let row = result[object.objectID] {
-                object.committedRow = row
-            } else if let row = sent[ObjectIdentifier(object)] {
-                // A store that reports no row: what was written, one version on.
-                object.committedRow = StoreRow(objectID: object.objectID, version: row.version + 1, values: row.values)
+        // The store has the changes: the context's state follows. A new row is stored as it was sent; an
+        // updated one as the store reports it, or (a store that reports none) as sent, one version on.
+        for (part, result) in zip(parts, results) {
+            for (object, row) in zip(part.insertedObjects, part.request.inserted) { object.committedRow = row }
+            for (index, object) in part.updatedObjects.enumerated() {
+                if index < result.updated.count {
+                    object.committedRow = result.updated[index]
+                } else {
+                    let (row, version) = part.request.updated[index]
+                    object.committedRow = StoreRow(objectID: object.objectID, version: version + 1, values: row.values)
+                }
             }
+        }
+        for object in insertedNow + updatedNow {
             object.status.subtract([.inserted, .updated])
             for (slot, _) in object.layout.relationships { (object.slots[slot] as? ToManyStorage)?.modified = false }
         }
@@ -107,44 +113,51 @@ extension NSManagedObjectContext {
     /// optimistic-locking conflicts, one of constraint conflicts, and one more for rows changed again.
     static let maximumSaveRounds = 4
 
-    /// Each store's part of the save, and the row sent for each inserted or updated object. Updated and
-    /// deleted objects expect the version of their committed row (the store's current one after a merge
-    /// policy resolved a conflict); objects whose row is gone (`inaccessible`) are not sent.
-    private func saveRequests(inserted insertedNow: [NSManagedObject], updated updatedNow: [NSManagedObject], deleted deletedNow: [NSManagedObject])
-        throws -> ([(NSPersistentStore, StoreSaveRequest)], [ObjectIdentifier: StoreRow]) {
-        var requests: [ObjectIdentifier: (store: NSPersistentStore, request: StoreSaveRequest)] = [:]
-        func add(_ store: NSPersistentStore?, _ change: (inout StoreSaveRequest) -> Void) throws {
-            guard let store else {
+    /// One store's part of a save: its request, and the objects of its inserted and updated rows in the
+    /// same order, so that the store's results go back to them by position.
+    struct SavePart {
+        let store: NSPersistentStore
+        var request = StoreSaveRequest()
+        var insertedObjects: [NSManagedObject] = []
+        var updatedObjects: [NSManagedObject] = []
+    }
+
+    /// Each store's part of the save. Inserted rows carry version 1, the version they are stored with;
+    /// updated and deleted objects expect the version of their committed row (the store's current one
+    /// after a merge policy resolved a conflict); objects whose row is gone (`inaccessible`) are not sent.
+    private func saveParts(inserted insertedNow: [NSManagedObject], updated updatedNow: [NSManagedObject], deleted deletedNow: [NSManagedObject])
+        throws -> [SavePart] {
+        var parts: [SavePart] = []
+        // Almost always one store: its part is found without hashing.
+        func part(of object: NSManagedObject) throws -> Int {
+            guard let store = object.objectID.persistentStore else {
                 throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "An object has no persistent store."])
             }
-            // Mutated in place: a copy taken out of the dictionary would copy its arrays on every append.
-            let key = ObjectIdentifier(store)
-            if requests[key] == nil { requests[key] = (store, StoreSaveRequest()) }
-            change(&requests[key]!.request)
+            if let index = parts.firstIndex(where: { $0.store === store }) { return index }
+            parts.append(SavePart(store: store))
+            return parts.count - 1
         }
-        var sent: [ObjectIdentifier: StoreRow] = [:]
         for object in insertedNow {
-            let row = storeRow(of: object, version: 0)
-            sent[ObjectIdentifier(object)] = row
-            try add(object.objectID.persistentStore) { $0.inserted.append(row) }
+            let index = try part(of: object)
+            // Mutated in place: a copy taken out of the array would copy its arrays on every append.
+            parts[index].request.inserted.append(storeRow(of: object, version: 1))
+            parts[index].insertedObjects.append(object)
         }
         for object in updatedNow {
             let changed = object.changedPersistentSlots
             if changed.isEmpty { continue }
             let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
-            let row = storeRow(of: object, version: version)
-            sent[ObjectIdentifier(object)] = row
-            try add(object.objectID.persistentStore) { request in
-                request.updated.append((row, version))
-                // Without the row the object was read with, the store is told nothing and writes every column.
-                request.updatedSlots.append(object.committedRow == nil ? nil : changed)
-            }
+            let index = try part(of: object)
+            parts[index].request.updated.append((storeRow(of: object, version: version), version))
+            // Without the row the object was read with, the store is told nothing and writes every column.
+            parts[index].request.updatedSlots.append(object.committedRow == nil ? nil : changed)
+            parts[index].updatedObjects.append(object)
         }
         for object in deletedNow where !object.objectID.isTemporaryID && !object.status.contains(.inaccessible) {
             let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
-            try add(object.objectID.persistentStore) { $0.deleted.append((object.objectID, version)) }
+            parts[try part(of: object)].request.deleted.append((object.objectID, version))
         }
-        return (requests.values.map { ($0.store, $0.request) }, sent)
+        return parts
     }
 
     /// Apple's order: per set (deleted, inserted, updated), validate, then `willSave()` if the set is

@@ -343,25 +343,23 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// their writes as the round ends (``NSPersistentStore/performSaveTransaction(_:)``), so that no store
     /// keeps part of a failed save; only a failure of the last commit itself, after another store's
     /// commit, can leave one store saved and the other not (two files have no common commit).
-    func save(_ requests: [(NSPersistentStore, StoreSaveRequest)]) throws -> [NSManagedObjectID: StoreRow] {
+    /// Each store's result, in the order of `requests` (an empty result for an empty request).
+    func save(_ requests: [(NSPersistentStore, StoreSaveRequest)]) throws -> [StoreSaveResult] {
         lock.lock()
         defer { lock.unlock() }
         // Every store checks its part before any writes, so that a conflict in one changes none. In the
         // stores' order, so that two coordinators on the same files lock them in the same order.
-        var requests = requests.filter { !$0.1.isEmpty }
-        if requests.count > 1 {
-            let order = Dictionary(uniqueKeysWithValues: stores.enumerated().map { (ObjectIdentifier($1), $0) })
-            requests.sort { (order[ObjectIdentifier($0.0)] ?? .max) < (order[ObjectIdentifier($1.0)] ?? .max) }
+        var order = requests.indices.filter { !requests[$0].1.isEmpty }
+        if order.count > 1 {
+            let position = Dictionary(uniqueKeysWithValues: stores.enumerated().map { (ObjectIdentifier($1), $0) })
+            order.sort { (position[ObjectIdentifier(requests[$0].0)] ?? .max) < (position[ObjectIdentifier(requests[$1].0)] ?? .max) }
         }
-        if requests.count == 1 { requests[0].1.isOnlyStoreOfSave = true }
-        for (store, request) in requests { try store.checkSave(request) }
-        var rows: [NSManagedObjectID: StoreRow] = [:]
-        for (store, request) in requests {
-            let result = try store.save(request)
-            // One store (the usual case) hands its dictionary over as it is, without rehashing each row.
-            if rows.isEmpty { rows = result.rows } else { rows.merge(result.rows) { _, new in new } }
-        }
-        return rows
+        var requests = requests
+        if order.count == 1 { requests[order[0]].1.isOnlyStoreOfSave = true }
+        for index in order { try requests[index].0.checkSave(requests[index].1) }
+        var results = [StoreSaveResult](repeating: StoreSaveResult(), count: requests.count)
+        for index in order { results[index] = try requests[index].0.save(requests[index].1) }
+        return results
     }
 }
 

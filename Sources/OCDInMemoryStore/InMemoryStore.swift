@@ -169,12 +169,11 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             if remembers { roundUndo?.append((entity, key, tables.rows[entity]?[key])) }
         }
 
-        var saved: [NSManagedObjectID: StoreRow] = [:]
+        var saved: [StoreRow] = []
+        saved.reserveCapacity(request.updated.count)
         for row in request.inserted {
-            let stored = StoreRow(objectID: row.objectID, version: 1, values: row.values)
             remember(row.objectID.entity.name ?? "", primaryKey(of: row.objectID)!)
-            tables.rows[row.objectID.entity.name ?? "", default: [:]][primaryKey(of: row.objectID)!] = stored
-            saved[row.objectID] = stored
+            tables.rows[row.objectID.entity.name ?? "", default: [:]][primaryKey(of: row.objectID)!] = row
         }
         for (row, expected) in request.updated {
             let pk = primaryKey(of: row.objectID)!
@@ -189,13 +188,13 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             let stored = StoreRow(objectID: row.objectID, version: expected + 1, values: values)
             remember(entityName, pk)
             tables.rows[entityName]![pk] = stored
-            saved[row.objectID] = stored
+            saved.append(stored)
         }
         for (objectID, _) in request.deleted {
             remember(objectID.entity.name ?? "", primaryKey(of: objectID)!)
             tables.rows[objectID.entity.name ?? ""]![primaryKey(of: objectID)!] = nil
         }
-        return StoreSaveResult(rows: saved)
+        return StoreSaveResult(updated: saved)
     }
 }
 

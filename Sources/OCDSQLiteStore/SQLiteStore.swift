@@ -722,8 +722,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw StoreError.invalidRequest("The store \(url?.lastPathComponent ?? "") was opened read-only.")
         }
         let (connection, schema) = try ready()
-        var result: [NSManagedObjectID: StoreRow] = [:]
-        result.reserveCapacity(request.inserted.count + request.updated.count)
+        var result: [StoreRow] = []
+        result.reserveCapacity(request.updated.count)
         let (currentMetadata, generation) = metadataWithGeneration
         var writtenGeneration: Int?
         // The only store of a save that only inserts undoes a failed write by rolling its whole round back
@@ -751,15 +751,12 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     for (index, (row, version)) in request.updated.enumerated() {
                         let changed = index < request.updatedSlots.count ? request.updatedSlots[index] : nil
                         if let written = try update(row, expectedVersion: version, changedSlots: changed, connection, schema) {
-                            result[row.objectID] = written
+                            result.append(written)
                         } else {
                             conflicts.append((row.objectID, version, nil))
                         }
                     }
-                    for row in request.inserted {
-                        let written = try insert(row, connection, schema)
-                        result[row.objectID] = written
-                    }
+                    for row in request.inserted { try insert(row, connection, schema) }
                     if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
                     for row in request.inserted { try writeToMany(row, inserted: true, connection, schema) }
                     for (row, _) in request.updated { try writeToMany(row, inserted: false, connection, schema) }
@@ -777,17 +774,16 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             if case StoreError.conflicts(let conflicts) = error { throw StoreError.conflicts(try withStoredRows(conflicts)) }
             throw error
         }
-        return StoreSaveResult(rows: result)
+        return StoreSaveResult(updated: result)
     }
 
-    private func insert(_ row: StoreRow, _ connection: SQLiteConnection, _ schema: StoreSchema) throws -> StoreRow {
+    private func insert(_ row: StoreRow, _ connection: SQLiteConnection, _ schema: StoreSchema) throws {
         guard let pk = primaryKey(of: row.objectID), let mapping = schema.mapping(for: row.objectID.entity) else {
             throw StoreError.invalidRequest("The object \(row.objectID) does not belong to this store.")
         }
         var arguments: [SQLValue] = [.integer(pk), .integer(Int64(mapping.number))]
         try appendColumnValues(row, mapping, to: &arguments)
         try connection.run(mapping.insertSQL, arguments)
-        return StoreRow(objectID: row.objectID, version: 1, values: row.values)
     }
 
     /// Writes an updated row, only its changed columns when `changedSlots` says which (as Core Data's

@@ -59,6 +59,8 @@ public struct StoreDictionaryRequest: @unchecked Sendable {
 /// ones, and the version each changed object had when it was read (for optimistic locking). In an updated
 /// row, a nil to-many slot means the relationship was not loaded and did not change: keep the stored one.
 public struct StoreSaveRequest: @unchecked Sendable {
+    /// New rows, each with version 1: the version a new row is stored with. The store keeps them as they
+    /// are and reports nothing back for them, so that a save of N inserts makes no second row per object.
     public var inserted: [StoreRow]
     /// Each updated row with the version the context read; the row's own version is ignored.
     public var updated: [(row: StoreRow, expectedVersion: Int64)]
@@ -84,10 +86,13 @@ public struct StoreSaveRequest: @unchecked Sendable {
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
-/// What a store reports after a save: the rows as now stored (with their new versions).
+/// What a store reports after a save: for each row of the request's `updated`, by index, the row as now
+/// stored, with its new version. By position rather than by object ID, so that the object graph matches
+/// them to its objects without hashing an ID per row. A store that reports fewer rows leaves the object
+/// graph to assume the rest were written as sent, one version on.
 public struct StoreSaveResult: @unchecked Sendable {
-    public var rows: [NSManagedObjectID: StoreRow]
-    public init(rows: [NSManagedObjectID: StoreRow]) { self.rows = rows }
+    public var updated: [StoreRow]
+    public init(updated: [StoreRow] = []) { self.updated = updated }
 }
 
 /// Errors stores report to the object graph, which turns them into Core Data's `NSError`s (decision D6).

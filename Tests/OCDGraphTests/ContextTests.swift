@@ -977,6 +977,37 @@ struct PerformTests {
     }
 }
 
+/// A store that keeps rows in a dictionary and reports none back from a save: the context must then take
+/// what it sent, one version on, as the stored row (and a new row as sent, at version 1).
+final class SilentStore: NSPersistentStore, @unchecked Sendable {
+    // Qualified by the module: this file is compiled into two test targets that run in one process.
+    static let typeName = String(reflecting: SilentStore.self)
+    override var type: String { Self.typeName }
+    var rows: [Int64: StoreRow] = [:]
+    private var nextKey: Int64 = 1
+
+    override func newObjectIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
+        defer { nextKey += Int64(count) }
+        return (0..<count).map { objectID(for: entity, primaryKey: nextKey + Int64($0)) }
+    }
+
+    override func row(for objectID: NSManagedObjectID) throws -> StoreRow? { primaryKey(of: objectID).flatMap { rows[$0] } }
+
+    override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
+        for (row, expected) in request.updated {
+            let stored = primaryKey(of: row.objectID).flatMap { rows[$0] }
+            if stored?.version != expected { conflicts.append((row.objectID, expected, stored)) }
+        }
+        if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
+        for (row, expected) in request.updated {
+            rows[primaryKey(of: row.objectID)!] = StoreRow(objectID: row.objectID, version: expected + 1, values: row.values)
+        }
+        for row in request.inserted { rows[primaryKey(of: row.objectID)!] = row }
+        return StoreSaveResult()
+    }
+}
+
 /// A store type registered by the tests: no data, metadata with a greeting.
 final class GreetingStore: NSPersistentStore, @unchecked Sendable {
     static let typeName = "OCDGraphTests.Greeting"
@@ -1026,6 +1057,33 @@ struct CoordinatorTests {
         #expect(store is GreetingStore)
         #expect(coordinator.metadata(for: store)["Greeting"] as? String == "hello")
         #expect(coordinator.metadata(for: store)[NSStoreTypeKey] as? String == GreetingStore.typeName)
+    }
+
+    @Test func aStoreThatReportsNoRowsLeavesTheContextWithTheVersionsItWrote() throws {
+        NSPersistentStoreCoordinator.registerStoreClass(SilentStore.self, type: SilentStore.typeName)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        let store = try #require(try coordinator.addPersistentStore(ofType: SilentStore.typeName, configurationName: nil, at: nil) as? SilentStore)
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+            company.setValue("Acme", forKey: "name")
+            try context.save()
+            let key = try #require(store.primaryKey(of: company.objectID))
+            #expect(store.rows[key]?.version == 1)
+            // Each save expects the version the previous one wrote: no conflict, one version on each time.
+            for (index, name) in ["Acme 2", "Acme 3"].enumerated() {
+                company.setValue(name, forKey: "name")
+                try context.save()
+                #expect(store.rows[key]?.version == Int64(index + 2))
+                #expect(store.rows[key]?.value(named: "name") as? String == name)
+            }
+            // A row changed behind the context's back is a conflict for the default merge policy.
+            store.rows[key] = StoreRow(objectID: company.objectID, version: 7, values: store.rows[key]!.values)
+            company.setValue("Acme 4", forKey: "name")
+            let error = try #require(throws: NSError.self) { try context.save() }
+            #expect(error.code == NSManagedObjectMergeError)
+        }
     }
 
     @Test func aContainerLoadsAnInMemoryStoreAndHasOneViewContext() throws {
