@@ -277,7 +277,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     private func becomeNewObjectAfterTakingAFaultsID(insertInto context: NSManagedObjectContext?) {
         let temporary = NSManagedObjectID(temporaryFor: entity)
         if let owner = managedObjectContext {
-            owner.registry.move(self, to: temporary, keepRegistered: true)
+            owner.registry.move([(self, temporary, true)])
         } else {
             objectID = temporary
         }

@@ -445,7 +445,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // Objects another context saved and a merge faulted in: inserted, as far as observers go.
         if !merged.isEmpty { userInfo[NSInsertedObjectsKey] = merged }
         if !unprocessedInserted.isEmpty {
-            userInfo[NSInsertedObjectsKey] = merged.union(unprocessedInserted.values)
+            userInfo[NSInsertedObjectsKey] = merged.isEmpty ? Set(unprocessedInserted.values) : merged.union(unprocessedInserted.values)
             for object in unprocessedInserted.values { object.status.insert(.insertionAnnounced) }
         }
         if !unprocessedUpdated.isEmpty { userInfo[NSUpdatedObjectsKey] = Set(unprocessedUpdated.values) }
@@ -623,22 +623,34 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         for object in temporary where object.contextReference != nil && object.contextReference !== backreference {
             fatalError("obtainPermanentIDs(for:): \(object.objectID) belongs to another context.")
         }
-        // By entity and by the store `assign(_:to:)` chose (none: the entity's first store).
-        var groups: [[ObjectIdentifier?]: [NSManagedObject]] = [:]
+        // By entity and by the store `assign(_:to:)` chose (none: the entity's first store). Groups are few
+        // and objects of one entity mostly come together: a linear search, starting with the last group,
+        // instead of hashing a key per object.
+        var groups: [(entity: NSEntityDescription, store: NSPersistentStore?, objects: [NSManagedObject])] = []
+        var last = -1
         for object in temporary {
-            let store = assignedStores[ObjectIdentifier(object)].map(ObjectIdentifier.init)
-            groups[[ObjectIdentifier(object.entity), store], default: []].append(object)
+            let entity = object.entity
+            let store = assignedStores.isEmpty ? nil : assignedStores[ObjectIdentifier(object)]
+            if last < 0 || groups[last].entity !== entity || groups[last].store !== store {
+                if let index = groups.firstIndex(where: { $0.entity === entity && $0.store === store }) {
+                    last = index
+                } else {
+                    groups.append((entity, store, []))
+                    last = groups.count - 1
+                }
+            }
+            groups[last].objects.append(object)
         }
         // All IDs first, so that a failure leaves every object as it was.
-        var assignments: [(NSManagedObject, NSManagedObjectID)] = []
-        for group in groups.values {
-            let store = assignedStores[ObjectIdentifier(group[0])]
-            let ids = try coordinator.newObjectIDs(for: group[0].entity, count: group.count, in: store)
-            assignments.append(contentsOf: zip(group, ids))
+        var moves: [(object: NSManagedObject, id: NSManagedObjectID, keepRegistered: Bool)] = []
+        moves.reserveCapacity(temporary.count)
+        for group in groups {
+            let ids = try coordinator.newObjectIDs(for: group.entity, count: group.objects.count, in: group.store)
+            for (object, id) in zip(group.objects, ids) { moves.append((object, id, object.contextReference === backreference)) }
         }
-        for (object, id) in assignments {
-            registry.move(object, to: id, keepRegistered: object.contextReference === backreference)
-            assignedStores[ObjectIdentifier(object)] = nil
+        registry.move(moves)
+        if !assignedStores.isEmpty {
+            for (object, _, _) in moves { assignedStores[ObjectIdentifier(object)] = nil }
         }
     }
 

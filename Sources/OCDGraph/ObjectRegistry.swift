@@ -53,20 +53,25 @@ final class ObjectRegistry: @unchecked Sendable {
         }
     }
 
-    /// Gives `object` its new ID: its entry (if it has one) moves to `id`, in one lock.
-    func move(_ object: NSManagedObject, to id: NSManagedObjectID, keepRegistered: Bool) {
-        let pointer = ObjectPointer(object)
-        let old = object.objectID
+    /// Gives each object its new ID: its entry (if it has one) moves to the new ID; one lock for all of
+    /// them (a save moves every inserted object).
+    func move(_ moves: [(object: NSManagedObject, id: NSManagedObjectID, keepRegistered: Bool)]) {
         table.withLock { table in
-            if table.entries[old] == pointer { _ = table.entries.removeValue(forKey: old) }
-            if keepRegistered { _ = table.entries.updateValue(pointer, forKey: id) }
+            for (object, id, keepRegistered) in moves {
+                let pointer = ObjectPointer(object)
+                let old = object.objectID
+                if table.entries[old] == pointer { _ = table.entries.removeValue(forKey: old) }
+                if keepRegistered { _ = table.entries.updateValue(pointer, forKey: id) }
+            }
         }
-        object.objectID = id
-        if keepRegistered {
-            object.registry = self
-            if retainsObjects { strong[pointer.raw] = object }
-        } else if retainsObjects {
-            strong[pointer.raw] = nil
+        for (object, id, keepRegistered) in moves {
+            object.objectID = id
+            if keepRegistered {
+                object.registry = self
+                if retainsObjects { strong[ObjectPointer(object).raw] = object }
+            } else if retainsObjects {
+                strong[ObjectPointer(object).raw] = nil
+            }
         }
     }
 
