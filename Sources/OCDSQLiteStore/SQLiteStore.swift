@@ -743,7 +743,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
                     for (id, version) in request.deleted {
                         guard let pk = primaryKey(of: id), let mapping = schema.mapping(for: id.entity) else { continue }
-                        try connection.run("DELETE FROM \(mapping.table.name) WHERE Z_PK = ? AND Z_OPT = ?", [.integer(pk), .integer(version)])
+                        try connection.run(mapping.deleteSQL, [.integer(pk), .integer(version)])
                         if connection.changes == 0 { conflicts.append((id, version, nil)); continue }
                         try deleteJoinRows(of: pk, mapping, connection)
                     }

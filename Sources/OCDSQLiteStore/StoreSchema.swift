@@ -133,6 +133,9 @@ final class EntityMapping {
         return "INSERT INTO \(table.name) (Z_PK, Z_ENT, Z_OPT\(names.map { ", " + $0 }.joined())) VALUES (?, ?, 1\(String(repeating: ", ?", count: names.count)))"
     }()
 
+    /// `DELETE` of a row with the version it must have: made once, not per deleted row.
+    lazy var deleteSQL: String = "DELETE FROM \(table.name) WHERE Z_PK = ? AND Z_OPT = ?"
+
     /// Some of ``writtenColumns``, by index: a bit per column (entities with more than 64 written
     /// columns always write all of them).
     struct ColumnSet: Hashable {

@@ -91,6 +91,12 @@ import class OCDPredicate.NSPredicate
         stack.coordinator.setMetadata([NSStoreUUIDKey: "another-store-uuid"], for: stack.store)
         let renamed = stack.store.objectID(for: department, primaryKey: pk)
         #expect(renamed != id && renamed.scope !== id.scope && renamed.storeIdentifier == "another-store-uuid")
+        // The store knows its own IDs by its current identifier only, through every change of it.
+        #expect(stack.store.primaryKey(of: renamed) == pk)
+        #expect(stack.store.primaryKey(of: id) == nil)
+        stack.coordinator.setMetadata([NSStoreUUIDKey: uuid as Any], for: stack.store)
+        #expect(stack.store.primaryKey(of: id) == pk)
+        #expect(stack.store.primaryKey(of: renamed) == nil)
     }
 
     @Test func refreshMergingChangesKeepsTransientValues() throws {
