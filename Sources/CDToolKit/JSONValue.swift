@@ -121,25 +121,42 @@ private struct JSONReader {
         position += w.count
     }
 
+    /// RFC 8259's grammar, `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, with the offset of the
+    /// first byte that breaks it: `01`, `.5`, `1.` and `+1` are errors, as in `JSONSerialization`. An
+    /// integer too large for `Int64` is read as a double; one too large for a double is an error.
     mutating func number() throws -> JSONValue {
         let start = position
-        var isDouble = false
+        func isDigit(_ offset: Int) -> Bool { offset < bytes.count && bytes[offset] >= 0x30 && bytes[offset] <= 0x39 }
+        func digits() { while isDigit(position) { position += 1 } }
         if position < bytes.count, bytes[position] == UInt8(ascii: "-") { position += 1 }
-        while position < bytes.count {
-            let b = bytes[position]
-            if b >= 0x30 && b <= 0x39 { position += 1; continue }
-            if b == UInt8(ascii: ".") || b == UInt8(ascii: "e") || b == UInt8(ascii: "E") || ((b == UInt8(ascii: "+") || b == UInt8(ascii: "-")) && isDouble) {
-                isDouble = true
-                position += 1
-                continue
-            }
-            break
+        guard isDigit(position) else { throw error(position == start ? "expected a value" : "expected a digit") }
+        if bytes[position] == UInt8(ascii: "0") {
+            position += 1
+            if isDigit(position) { throw error("a number cannot have a leading zero") }
+        } else {
+            digits()
+        }
+        var isDouble = false
+        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            position += 1
+            guard isDigit(position) else { throw error("expected a digit after the decimal point") }
+            digits()
+            isDouble = true
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+            position += 1
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+            guard isDigit(position) else { throw error("expected a digit in the exponent") }
+            digits()
+            isDouble = true
         }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
         if !isDouble, let int = Int64(text) { return .integer(int) }
-        guard !text.isEmpty, text != "-", let double = Double(text) else {
+        guard let double = Double(text), double.isFinite else {
+            let end = position
             position = start
-            throw error("expected a value")
+            defer { position = end }
+            throw error("the number \(text) is out of range")
         }
         return .double(double)
     }
@@ -152,6 +169,10 @@ private struct JSONReader {
             let b = bytes[position]
             position += 1
             if b == UInt8(ascii: "\"") { return String(decoding: result, as: UTF8.self) }
+            guard b >= 0x20 else {
+                position -= 1
+                throw error("a control character must be escaped in a string")
+            }
             guard b == UInt8(ascii: "\\") else { result.append(b); continue }
             guard position < bytes.count else { throw error("unterminated escape") }
             let e = bytes[position]
@@ -173,7 +194,10 @@ private struct JSONReader {
                 }
                 guard let scalar = UnicodeScalar(code) else { throw error("invalid \\u escape") }
                 result += Array(String(Character(scalar)).utf8)
-            default: result.append(e)
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): result.append(e)
+            default:
+                position -= 1
+                throw error("invalid escape '\\\(Character(UnicodeScalar(e)))' in a string")
             }
         }
     }

@@ -39,6 +39,34 @@ struct JSONValueTests {
         #expect(throws: JSONParseError.self) { try JSONValue.parse(String(repeating: "[", count: 1000)) }
     }
 
+    /// RFC 8259's number grammar, as `JSONSerialization` reads it: no leading zeros, no bare point, no
+    /// plus sign, digits after a point and in an exponent, nothing that overflows a double. The error
+    /// points at the first byte that breaks the grammar.
+    @Test func numbersFollowTheJSONGrammar() throws {
+        for (text, offset) in [("01", 1), ("-01", 2), (".5", 0), ("1.", 2), ("1.e3", 2), ("+1", 0), ("-", 1), ("1e", 2),
+                               ("1e+", 3), ("[1, 00]", 5), ("1e999", 0), ("-1e999", 0), ("--1", 1)] {
+            #expect { try JSONValue.parse(text) } throws: { ($0 as? JSONParseError)?.offset == offset }
+        }
+        #expect(try JSONValue.parse("0") == .integer(0))
+        #expect(try JSONValue.parse("-0") == .integer(0))
+        #expect(try JSONValue.parse("0.5") == .double(0.5))
+        #expect(try JSONValue.parse("-0.5e-2") == .double(-0.005))
+        #expect(try JSONValue.parse("1E+2") == .double(100))
+        #expect(try JSONValue.parse("[10, 0]") == .array([.integer(10), .integer(0)]))
+        // Beyond Int64 an integer is read as a double, as JSONSerialization's NSNumber holds it.
+        #expect(try JSONValue.parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
+    }
+
+    /// Only JSON's escapes are taken, and control characters must be escaped.
+    @Test func stringsFollowTheJSONGrammar() throws {
+        #expect(try JSONValue.parse(#""a\"b\\c\/d\te""#) == .string("a\"b\\c/d\te"))
+        #expect { try JSONValue.parse(#""a\x""#) } throws: { ($0 as? JSONParseError)?.offset == 3 }
+        #expect { try JSONValue.parse(#""a\'""#) } throws: { ($0 as? JSONParseError)?.offset == 3 }
+        #expect { try JSONValue.parse("\"a\tb\"") } throws: { ($0 as? JSONParseError)?.offset == 2 }
+        #expect { try JSONValue.parse("\"a\nb\"") } throws: { ($0 as? JSONParseError)?.offset == 2 }
+        #expect(CDTool.run(["predicate", "evaluate", "x == 1", "--object", #"{"x": 01}"#]).status == 1)
+    }
+
     @Test func unicodeEscapesDecode() throws {
         #expect(try JSONValue.parse(#""\u00e9\ud83d\ude42""#) == .string("é🙂"))
     }

@@ -1010,7 +1010,9 @@ final class SilentStore: NSPersistentStore, @unchecked Sendable {
 
 /// A store type registered by the tests: no data, metadata with a greeting.
 final class GreetingStore: NSPersistentStore, @unchecked Sendable {
-    static let typeName = "OCDGraphTests.Greeting"
+    // Qualified by the module, as SilentStore's: the two test targets that compile this file run in one
+    // process, in parallel, and one registration under a shared name would replace the other.
+    static let typeName = String(reflecting: GreetingStore.self)
     override var type: String { Self.typeName }
     override func loadMetadata() throws {
         var metadata = freshMetadata()
