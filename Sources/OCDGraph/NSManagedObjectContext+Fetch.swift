@@ -201,7 +201,7 @@ extension NSManagedObjectContext {
                         let unloaded = members.filter { !$0.objectID.isTemporaryID && !$0.isToManyLoaded(relationship.name) }
                         let destinations = unloaded.isEmpty ? [:] : persistentStoreCoordinator?.objectIDs(forRelationship: relationship, of: unloaded.map(\.objectID)) ?? [:]
                         for member in unloaded {
-                            member.loadToMany(relationship.name, faults(for: destinations[member.objectID] ?? [], batchSize: .max))
+                            member.loadToMany(relationship.name, faults(for: destinations[member.objectID] ?? [], batched: false))
                         }
                         for member in members {
                             if let slot = member.layout.slot(named: relationship.name) { next.append(contentsOf: member.toMany(slot).objects) }

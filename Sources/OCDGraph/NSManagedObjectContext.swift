@@ -663,8 +663,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// The objects for `ids`; those that are new faults share one batch, so that touching one reads the
     /// rows of its batch neighbours in the same store query.
-    func faults(for ids: [NSManagedObjectID], batchSize: Int = FaultBatch.defaultSize, refetched: Bool = false) -> [NSManagedObject] {
-        let batch = ids.count > 1 ? FaultBatch(ids, size: batchSize) : nil
+    /// `batched: false` for faults whose rows the caller reads at once (prefetching): no batch is made.
+    func faults(for ids: [NSManagedObjectID], batchSize: Int = FaultBatch.defaultSize, refetched: Bool = false, batched: Bool = true) -> [NSManagedObject] {
+        let batch = batched && ids.count > 1 ? FaultBatch(ids, size: batchSize) : nil
         return ids.map { id in
             let object = self.object(with: id)
             // A refetch must not be answered from a row read before it: the fault reads its batch again.

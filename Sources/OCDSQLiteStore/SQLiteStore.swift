@@ -3,6 +3,7 @@ import Foundation
 import OCDModel
 import OCDPredicate
 import OCDStore
+import Synchronization
 
 /// `NSSQLiteStoreType`: objects in an SQLite database laid out as Apple's Core Data lays it out, so that
 /// a store written on an iPhone opens here and one written here opens there (decision D5,
@@ -477,9 +478,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         for (table, keys) in byTable.values {
             let read = readPlan(table)
             for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
-                let sql = chunk.count == 1
-                    ? "SELECT \(read.list) FROM \(table.name) t0 WHERE t0.Z_PK = ?"
-                    : "SELECT \(read.list) FROM \(table.name) t0 WHERE t0.Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
+                let sql = "SELECT \(read.list) FROM \(table.name) t0 WHERE t0.Z_PK \(placeholders(chunk.count))"
                 rows += try readRows(connection, sql, chunk.map { .integer($0) }, table, schema)
             }
         }
@@ -490,7 +489,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try objectIDs(forRelationship: relationship, of: [objectID])[objectID] ?? []
     }
 
-    /// The destinations of a to-many relationship for several objects, in one query.
+    /// The destinations of a to-many relationship for several objects, in one query per 500 of them.
+    /// Collected by the owner's primary key, and each owner's ID hashed once at the end: prefetching a
+    /// relationship of thousands of objects otherwise hashed every owner's ID for every destination row.
     public override func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectIDs: [NSManagedObjectID]) throws -> [NSManagedObjectID: [NSManagedObjectID]] {
         let (connection, schema) = try ready()
         guard let first = objectIDs.first else { return [:] }
@@ -499,21 +500,34 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var byKey: [Int64: NSManagedObjectID] = [:]
         for id in objectIDs { if let pk = primaryKey(of: id) { byKey[pk] = id } }
         guard !byKey.isEmpty else { return [:] }
-        var result: [NSManagedObjectID: [NSManagedObjectID]] = [:]
-        for id in byKey.values { result[id] = [] }
+        var loaded: [Int64: [NSManagedObjectID]] = [:]
         // Chunks of 500 keys: SQLite limits the variables of one statement.
         let allKeys = Array(byKey.keys)
         for start in stride(from: 0, to: allKeys.count, by: 500) {
             let keys = Array(allKeys[start..<min(start + 500, allKeys.count)])
-            try loadRelationship(mapping, slot, keys, byKey, schema, connection, into: &result)
+            try loadRelationship(mapping, slot, keys, schema, connection, into: &loaded)
         }
+        var result: [NSManagedObjectID: [NSManagedObjectID]] = [:]
+        result.reserveCapacity(byKey.count)
+        for (pk, id) in byKey { result[id] = loaded[pk] ?? [] }
         return result
     }
 
-    private func loadRelationship(_ mapping: EntityMapping, _ slot: Int, _ keys: [Int64], _ byKey: [Int64: NSManagedObjectID],
+    /// `= ?` for one key, `IN (?, …)` for several: the placeholders of a chunk of keys, made once per
+    /// count (chunks are mostly 500 long).
+    private func placeholders(_ count: Int) -> String {
+        if count == 1 { return "= ?" }
+        if let made = placeholderLists.withLock({ $0[count] }) { return made }
+        let made = "IN (" + Array(repeating: "?", count: count).joined(separator: ",") + ")"
+        placeholderLists.withLock { $0[count] = made }
+        return made
+    }
+    private let placeholderLists = Mutex<[Int: String]>([:])
+
+    private func loadRelationship(_ mapping: EntityMapping, _ slot: Int, _ keys: [Int64],
                                   _ schema: StoreSchema, _ connection: SQLiteConnection,
-                                  into result: inout [NSManagedObjectID: [NSManagedObjectID]]) throws {
-        let placeholders = keys.count == 1 ? "= ?" : "IN (\(Array(repeating: "?", count: keys.count).joined(separator: ",")))"
+                                  into loaded: inout [Int64: [NSManagedObjectID]]) throws {
+        let placeholders = placeholders(keys.count)
         let sql: String
         switch mapping.storage[slot] {
         case .toManyByInverse(let relationship, let inverseColumn, let orderColumn):
@@ -530,14 +544,18 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         default:
             return
         }
-        var loaded: [NSManagedObjectID: [NSManagedObjectID]] = [:]
+        // The entity's ID maker is looked up when Z_ENT changes from one row to the next, not per row.
+        var last: (number: Int64, ids: ObjectIDMaker?) = (-1, nil)
         try wrap {
             _ = try connection.query(sql, keys.map { .integer($0) }) { statement -> Void in
-                guard let owner = byKey[statement.int64(0)], let entity = schema.byNumber[Int(statement.int64(2))]?.entity else { return }
-                loaded[owner, default: []].append(self.objectID(for: entity, primaryKey: statement.int64(1)))
+                let number = statement.int64(2)
+                if number != last.number {
+                    last = (number, schema.byNumber[Int(number)].map { self.objectIDMaker(for: $0.entity) })
+                }
+                guard let ids = last.ids else { return }
+                loaded[statement.int64(0), default: []].append(ids.objectID(primaryKey: statement.int64(1)))
             }
         }
-        result.merge(loaded) { _, new in new }
     }
 
     public override func newObjectIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
@@ -699,7 +717,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let all = Array(keys.keys)
             for start in stride(from: 0, to: all.count, by: 500) {
                 let chunk = Array(all[start..<min(start + 500, all.count)])
-                let sql = "SELECT Z_PK, Z_OPT FROM \(table) WHERE Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
+                let sql = "SELECT Z_PK, Z_OPT FROM \(table) WHERE Z_PK \(placeholders(chunk.count))"
                 try wrap {
                     _ = try connection.query(sql, chunk.map { .integer($0) }) { statement -> Void in
                         if let id = keys[statement.int64(0)] { versions[id] = statement.int64(1) }
