@@ -524,24 +524,27 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
     private let placeholderLists = Mutex<[Int: String]>([:])
 
+    private struct RelationshipQueryKey: Hashable {
+        let mapping: ObjectIdentifier
+        let slot: Int
+        let keyCount: Int
+    }
+    /// The SQL of loading a to-many, by entity mapping, slot and number of owners: firing a to-many fault
+    /// would otherwise build the same string again each time. Holds the mapping, so that its address is
+    /// not reused by another while cached. Used under the coordinator's lock, as ``readPlans`` is.
+    private var relationshipQueries: [RelationshipQueryKey: (mapping: EntityMapping, sql: String)] = [:]
+
     private func loadRelationship(_ mapping: EntityMapping, _ slot: Int, _ keys: [Int64],
                                   _ schema: StoreSchema, _ connection: SQLiteConnection,
                                   into loaded: inout [Int64: [NSManagedObjectID]]) throws {
-        let placeholders = placeholders(keys.count)
+        let key = RelationshipQueryKey(mapping: ObjectIdentifier(mapping), slot: slot, keyCount: keys.count)
         let sql: String
-        switch mapping.storage[slot] {
-        case .toManyByInverse(let relationship, let inverseColumn, let orderColumn):
-            guard let destination = relationship.destinationEntity.flatMap(schema.mapping(for:)) else { return }
-            let order = orderColumn.map { "t0.\($0), t0.Z_PK" } ?? "t0.Z_PK"
-            sql = "SELECT t0.\(inverseColumn), t0.Z_PK, t0.Z_ENT FROM \(destination.table.name) t0 WHERE t0.\(inverseColumn) \(placeholders) AND t0.Z_ENT IN (\(destination.numbersWithSubentities.map(String.init).joined(separator: ","))) ORDER BY \(order)"
-        case .toManyByJoin(let relationship, let table, let forward):
-            guard let destination = relationship.destinationEntity.flatMap(schema.mapping(for:)) else { return }
-            let mine = forward ? table.sourceColumn : table.destinationColumn
-            let theirs = forward ? table.destinationColumn : table.sourceColumn
-            let orderColumn = forward ? table.sourceOrderColumn : table.destinationOrderColumn
-            let order = (relationship.isOrdered ? orderColumn.map { "j.\($0), " } ?? "" : "") + "d.Z_PK"
-            sql = "SELECT j.\(mine), d.Z_PK, d.Z_ENT FROM \(table.name) j JOIN \(destination.table.name) d ON d.Z_PK = j.\(theirs) WHERE j.\(mine) \(placeholders) ORDER BY \(order)"
-        default:
+        if let cached = relationshipQueries[key]?.sql {
+            sql = cached
+        } else if let made = relationshipQuery(mapping, slot, keys.count, schema) {
+            sql = made
+            relationshipQueries[key] = (mapping, made)
+        } else {
             return
         }
         // The entity's ID maker is looked up when Z_ENT changes from one row to the next, not per row.
@@ -555,6 +558,27 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 guard let ids = last.ids else { return }
                 loaded[statement.int64(0), default: []].append(ids.objectID(primaryKey: statement.int64(1)))
             }
+        }
+    }
+
+    /// The SQL that reads the destinations of `slot` for `keyCount` owners: owner key, destination key and
+    /// entity number, in the relationship's order; nil for a slot that is not a to-many.
+    private func relationshipQuery(_ mapping: EntityMapping, _ slot: Int, _ keyCount: Int, _ schema: StoreSchema) -> String? {
+        let placeholders = placeholders(keyCount)
+        switch mapping.storage[slot] {
+        case .toManyByInverse(let relationship, let inverseColumn, let orderColumn):
+            guard let destination = relationship.destinationEntity.flatMap(schema.mapping(for:)) else { return nil }
+            let order = orderColumn.map { "t0.\($0), t0.Z_PK" } ?? "t0.Z_PK"
+            return "SELECT t0.\(inverseColumn), t0.Z_PK, t0.Z_ENT FROM \(destination.table.name) t0 WHERE t0.\(inverseColumn) \(placeholders) AND t0.Z_ENT IN (\(destination.numbersWithSubentities.map(String.init).joined(separator: ","))) ORDER BY \(order)"
+        case .toManyByJoin(let relationship, let table, let forward):
+            guard let destination = relationship.destinationEntity.flatMap(schema.mapping(for:)) else { return nil }
+            let mine = forward ? table.sourceColumn : table.destinationColumn
+            let theirs = forward ? table.destinationColumn : table.sourceColumn
+            let orderColumn = forward ? table.sourceOrderColumn : table.destinationOrderColumn
+            let order = (relationship.isOrdered ? orderColumn.map { "j.\($0), " } ?? "" : "") + "d.Z_PK"
+            return "SELECT j.\(mine), d.Z_PK, d.Z_ENT FROM \(table.name) j JOIN \(destination.table.name) d ON d.Z_PK = j.\(theirs) WHERE j.\(mine) \(placeholders) ORDER BY \(order)"
+        default:
+            return nil
         }
     }
 
