@@ -466,6 +466,15 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try rows(for: [objectID]).first
     }
 
+    private struct RowsQueryKey: Hashable {
+        let table: ObjectIdentifier
+        let keyCount: Int
+    }
+    /// The SQL of reading rows by key, by table and number of keys: a fault firing alone, or its batch,
+    /// would otherwise build the same string each time. Holds the table, so that its address is not
+    /// reused while cached. Used under the coordinator's lock, as ``readPlans`` is.
+    private var rowsQueries: [RowsQueryKey: (table: RootTable, sql: String)] = [:]
+
     /// The rows of `objectIDs` that exist, in one query per table (chunks of 500 keys).
     public override func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow] {
         let (connection, schema) = try ready()
@@ -478,7 +487,14 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         for (table, keys) in byTable.values {
             let read = readPlan(table)
             for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
-                let sql = "SELECT \(read.list) FROM \(table.name) t0 WHERE t0.Z_PK \(placeholders(chunk.count))"
+                let key = RowsQueryKey(table: ObjectIdentifier(table), keyCount: chunk.count)
+                let sql: String
+                if let cached = rowsQueries[key]?.sql {
+                    sql = cached
+                } else {
+                    sql = "SELECT \(read.list) FROM \(table.name) t0 WHERE t0.Z_PK \(placeholders(chunk.count))"
+                    rowsQueries[key] = (table, sql)
+                }
                 rows += try readRows(connection, sql, chunk.map { .integer($0) }, table, schema)
             }
         }
