@@ -72,7 +72,9 @@ extension NSManagedObjectContext {
         for (part, result) in zip(parts, results) {
             for (object, row) in zip(part.insertedObjects, part.request.inserted) { object.committedRow = row }
             for (index, object) in part.updatedObjects.enumerated() {
-                if index < result.updated.count {
+                // A store's row is taken only for the object it is of: a store that broke the contract
+                // (skipped a row, reported inserts too) falls back to the rows sent, not to another's.
+                if index < result.updated.count, result.updated[index].objectID == object.objectID {
                     object.committedRow = result.updated[index]
                 } else {
                     let (row, version) = part.request.updated[index]

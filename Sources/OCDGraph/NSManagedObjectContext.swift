@@ -619,7 +619,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard let coordinator = persistentStoreCoordinator else {
             throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "The context has no persistent store coordinator."])
         }
-        let temporary = objects.filter { $0.objectID.isTemporaryID }
+        // Each object once: an object listed twice would take two keys and stay registered under both.
+        var seen = Set<ObjectIdentifier>()
+        let temporary = objects.filter { $0.objectID.isTemporaryID && seen.insert(ObjectIdentifier($0)).inserted }
         for object in temporary where object.contextReference != nil && object.contextReference !== backreference {
             fatalError("obtainPermanentIDs(for:): \(object.objectID) belongs to another context.")
         }

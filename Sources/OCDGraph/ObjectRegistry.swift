@@ -54,7 +54,8 @@ final class ObjectRegistry: @unchecked Sendable {
     }
 
     /// Gives each object its new ID: its entry (if it has one) moves to the new ID; one lock for all of
-    /// them (a save moves every inserted object).
+    /// them (a save moves every inserted object). The ID is set as its entry moves, so that an object
+    /// listed twice moves from its latest ID and is never left under two.
     func move(_ moves: [(object: NSManagedObject, id: NSManagedObjectID, keepRegistered: Bool)]) {
         table.withLock { table in
             for (object, id, keepRegistered) in moves {
@@ -62,10 +63,10 @@ final class ObjectRegistry: @unchecked Sendable {
                 let old = object.objectID
                 if table.entries[old] == pointer { _ = table.entries.removeValue(forKey: old) }
                 if keepRegistered { _ = table.entries.updateValue(pointer, forKey: id) }
+                object.objectID = id
             }
         }
-        for (object, id, keepRegistered) in moves {
-            object.objectID = id
+        for (object, _, keepRegistered) in moves {
             if keepRegistered {
                 object.registry = self
                 if retainsObjects { strong[ObjectPointer(object).raw] = object }

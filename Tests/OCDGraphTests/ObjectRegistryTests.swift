@@ -237,6 +237,31 @@ struct ObjectRegistryTests {
         #expect(try stack.context.existingObject(with: permanent).string("name") == "R&D")
     }
 
+    /// An object listed twice takes one permanent ID and is registered under it alone; once released,
+    /// no entry is left pointing at it (a review found the batch move leaving one under a second ID).
+    @Test func anObjectListedTwiceTakesOnePermanentID() throws {
+        let stack = try TestStack()
+        weak var released: NSManagedObject?
+        let permanent: NSManagedObjectID
+        do {
+            let department = stack.insert("Department", ["name": "R&D"])
+            let other = stack.insert("Department", ["name": "Sales"])
+            released = department
+            try stack.context.obtainPermanentIDs(for: [department, other, department])
+            permanent = department.objectID
+            #expect(!permanent.isTemporaryID && !other.objectID.isTemporaryID)
+            #expect(stack.context.registeredObjects.count == 2)
+            #expect(stack.context.registeredObject(for: permanent) === department)
+            // The keys handed out are the two objects' only: the next one follows them.
+            let keys = [permanent, other.objectID].compactMap { stack.store.primaryKey(of: $0) }.sorted()
+            #expect(keys.count == 2 && keys[1] == keys[0] + 1)
+            try stack.context.save()
+        }
+        #expect(released == nil)
+        #expect(stack.context.registeredObjects.isEmpty)
+        #expect(try stack.context.existingObject(with: permanent).string("name") == "R&D")
+    }
+
     @Test func aRetainedObjectStaysRetainedAcrossItsMoveToAPermanentID() throws {
         let stack = try TestStack()
         stack.context.retainsRegisteredObjects = true

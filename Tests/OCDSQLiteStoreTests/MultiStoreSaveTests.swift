@@ -93,6 +93,39 @@ import Testing
         #expect(try stores.stored("Beta") == ["Globex", "Old"])
     }
 
+    /// Each store's results go back to its own objects (D30, by position): several updated objects in
+    /// each of two stores keep their own versions and values through successive saves.
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
+    func updatesInTwoStoresKeepTheirOwnRows(firstType: String) throws {
+        let folder = TemporaryFolder()
+        let stores = try TwoStores(firstType: firstType, folder: folder)
+        let objects = (0..<4).flatMap { i in [stores.insert("Alpha", "a\(i)"), stores.insert("Beta", "b\(i)")] }
+        try stores.context.save()
+        for round in 1...3 {
+            for (index, object) in objects.enumerated() where index % 3 != round % 3 {
+                object.setValue("\(object.value(forKey: "name") as? String ?? "?")+", forKey: "name")
+            }
+            try stores.context.save()
+            for object in objects {
+                #expect(object.committedValues(forKeys: ["name"])["name"] as? String == object.value(forKey: "name") as? String)
+                #expect(!object.hasChanges)
+            }
+        }
+        // Another context changes one row; the first context's next save of it is a conflict, of that
+        // object alone: the versions it expects are each object's own.
+        let other = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        other.persistentStoreCoordinator = stores.coordinator
+        try withExtendedLifetime(other) {
+            let target = try other.existingObject(with: objects[3].objectID)
+            target.setValue("changed elsewhere", forKey: "name")
+            try other.save()
+        }
+        for object in objects { object.setValue("last", forKey: "name") }
+        let error = try #require(throws: NSError.self) { try stores.context.save() }
+        let conflicts = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict] ?? []
+        #expect(conflicts.map { $0.sourceObject.objectID } == [objects[3].objectID])
+    }
+
     /// `assign(_:to:)` saves a new object to the store it names; others go to the entity's first store.
     @Test func assignChoosesTheStoreOfANewObject() throws {
         let folder = TemporaryFolder()
