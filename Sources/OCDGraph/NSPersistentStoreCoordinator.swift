@@ -227,16 +227,31 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return rows
     }
 
-    /// The destinations of a to-many relationship for several objects of one store.
+    /// The destinations of a to-many relationship for several objects, one query per store: each store
+    /// answers for its own objects only (the objects of a fetch across stores come from several).
     func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectIDs: [NSManagedObjectID]) -> [NSManagedObjectID: [NSManagedObjectID]] {
-        guard let store = objectIDs.first?.persistentStore else { return [:] }
         lock.lock()
         defer { lock.unlock() }
-        do {
-            return try store.objectIDs(forRelationship: relationship, of: objectIDs)
-        } catch {
-            fatalError("CoreData could not fulfill the relationship faults '\(relationship.name)' of \(objectIDs.count) objects: \(error)")
+        var byStore: [(store: NSPersistentStore, ids: [NSManagedObjectID])] = []
+        for id in objectIDs {
+            guard let store = id.persistentStore else { continue }
+            if let index = byStore.firstIndex(where: { $0.store === store }) {
+                byStore[index].ids.append(id)
+            } else {
+                byStore.append((store, [id]))
+            }
         }
+        var result: [NSManagedObjectID: [NSManagedObjectID]] = [:]
+        for (store, ids) in byStore {
+            do {
+                let found = try store.objectIDs(forRelationship: relationship, of: ids)
+                // One store (the usual case) hands its dictionary over as it is.
+                if result.isEmpty { result = found } else { result.merge(found) { _, new in new } }
+            } catch {
+                fatalError("CoreData could not fulfill the relationship faults '\(relationship.name)' of \(ids.count) objects: \(error)")
+            }
+        }
+        return result
     }
 
     func executeFetchObjectIDs(_ plan: StoreFetchPlan) throws -> [NSManagedObjectID] {

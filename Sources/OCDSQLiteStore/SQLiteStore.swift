@@ -293,12 +293,13 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return (names.map { "t0." + $0 }.joined(separator: ", "), index)
     }
 
-    private var readPlans: [ObjectIdentifier: (list: String, index: [String: Int32])] = [:]
+    /// Each table's read plan. Holds the table, so that its address is not reused while cached.
+    private var readPlans: [ObjectIdentifier: (table: RootTable, list: String, index: [String: Int32])] = [:]
 
     private func readPlan(_ table: RootTable) -> (list: String, index: [String: Int32]) {
-        if let plan = readPlans[ObjectIdentifier(table)] { return plan }
+        if let plan = readPlans[ObjectIdentifier(table)] { return (plan.list, plan.index) }
         let plan = rowColumns(table)
-        readPlans[ObjectIdentifier(table)] = plan
+        readPlans[ObjectIdentifier(table)] = (table, plan.list, plan.index)
         return plan
     }
 
@@ -493,7 +494,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     sql = cached
                 } else {
                     sql = "SELECT \(read.list) FROM \(table.name) t0 WHERE t0.Z_PK \(placeholders(chunk.count))"
-                    rowsQueries[key] = (table, sql)
+                    if rowsQueries.count < Self.cachedQueryLimit { rowsQueries[key] = (table, sql) }
                 }
                 rows += try readRows(connection, sql, chunk.map { .integer($0) }, table, schema)
             }
@@ -535,10 +536,15 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if count == 1 { return "= ?" }
         if let made = placeholderLists.withLock({ $0[count] }) { return made }
         let made = "IN (" + Array(repeating: "?", count: count).joined(separator: ",") + ")"
-        placeholderLists.withLock { $0[count] = made }
+        placeholderLists.withLock { if $0.count < Self.cachedQueryLimit { $0[count] = made } }
         return made
     }
+    /// Behind a mutex, unlike the other caches here (which rely on the coordinator's lock): it holds no
+    /// schema object, so nothing ties it to the store's reads, and the lock costs nothing measurable.
     private let placeholderLists = Mutex<[Int: String]>([:])
+    /// How many strings each cache of SQL keeps: the counts of keys vary with batch, fetch and prefetch
+    /// sizes, and a long-running process would otherwise keep one string per count ever used.
+    private static let cachedQueryLimit = 128
 
     private struct RelationshipQueryKey: Hashable {
         let mapping: ObjectIdentifier
@@ -559,7 +565,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             sql = cached
         } else if let made = relationshipQuery(mapping, slot, keys.count, schema) {
             sql = made
-            relationshipQueries[key] = (mapping, made)
+            if relationshipQueries.count < Self.cachedQueryLimit { relationshipQueries[key] = (mapping, made) }
         } else {
             return
         }

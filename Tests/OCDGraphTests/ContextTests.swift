@@ -984,6 +984,8 @@ final class SilentStore: NSPersistentStore, @unchecked Sendable {
     static let typeName = String(reflecting: SilentStore.self)
     override var type: String { Self.typeName }
     var rows: [Int64: StoreRow] = [:]
+    /// Report the updated rows, in the reverse of the request's order (a store breaking the contract).
+    var reportsUpdatedRowsReversed = false
     private var nextKey: Int64 = 1
 
     override func newObjectIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
@@ -1000,11 +1002,14 @@ final class SilentStore: NSPersistentStore, @unchecked Sendable {
             if stored?.version != expected { conflicts.append((row.objectID, expected, stored)) }
         }
         if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
+        var written: [StoreRow] = []
         for (row, expected) in request.updated {
-            rows[primaryKey(of: row.objectID)!] = StoreRow(objectID: row.objectID, version: expected + 1, values: row.values)
+            let stored = StoreRow(objectID: row.objectID, version: expected + 1, values: row.values)
+            rows[primaryKey(of: row.objectID)!] = stored
+            written.append(stored)
         }
         for row in request.inserted { rows[primaryKey(of: row.objectID)!] = row }
-        return StoreSaveResult()
+        return StoreSaveResult(updated: reportsUpdatedRowsReversed ? written.reversed() : [])
     }
 }
 
@@ -1085,6 +1090,32 @@ struct CoordinatorTests {
             company.setValue("Acme 4", forKey: "name")
             let error = try #require(throws: NSError.self) { try context.save() }
             #expect(error.code == NSManagedObjectMergeError)
+        }
+    }
+
+    /// A store that reports its updated rows out of order: each object keeps the row of its own (the
+    /// one it sent, one version on), never another object's.
+    @Test func rowsReportedOutOfOrderGoToNoOtherObject() throws {
+        NSPersistentStoreCoordinator.registerStoreClass(SilentStore.self, type: SilentStore.typeName)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        let store = try #require(try coordinator.addPersistentStore(ofType: SilentStore.typeName, configurationName: nil, at: nil) as? SilentStore)
+        store.reportsUpdatedRowsReversed = true
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let companies = ["Acme", "Globex", "Initech"].map { name in
+                let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+                company.setValue(name, forKey: "name")
+                return company
+            }
+            try context.save()
+            for round in 1...2 {
+                for company in companies { company.setValue("\(company.value(forKey: "name") as? String ?? "?") \(round)", forKey: "name") }
+                try context.save()
+                for company in companies {
+                    #expect(company.committedValues(forKeys: ["name"])["name"] as? String == company.value(forKey: "name") as? String)
+                }
+            }
         }
     }
 

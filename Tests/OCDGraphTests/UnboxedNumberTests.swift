@@ -11,7 +11,8 @@ import class OCDPredicate.NSSortDescriptor
 final class TypedDepartment: NSManagedObject, @unchecked Sendable {
     static let className = String(reflecting: TypedDepartment.self)
     /// Counts calls of the overridable `primitiveValue(forKey:)`, which generated getters do not make.
-    nonisolated(unsafe) static var primitiveReads = 0
+    /// Per object: tests running in parallel use other objects of the class.
+    var primitiveReads = 0
 
     var budget: Int64 { get { managedValue(forKey: "budget") } set { setManagedValue(newValue, forKey: "budget") } }
     var budgetAsInt: Int { get { managedValue(forKey: "budget") } set { setManagedValue(newValue, forKey: "budget") } }
@@ -20,18 +21,18 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
     /// An `Int64` setter of the double `ratio`: not the slot's own kind of number.
     var ratioAsInt64: Int64 { get { managedValue(forKey: "ratio") } set { setManagedValue(newValue, forKey: "ratio") } }
     /// Counts calls of the overridable `setPrimitiveValue(_:forKey:)`, which generated setters do not make.
-    nonisolated(unsafe) static var primitiveWrites = 0
+    var primitiveWrites = 0
     var budgetAsDouble: Double { managedValue(forKey: "budget") }
     var budgetAsNumber: NSNumber? { managedValue(forKey: "budget") }
     var name: String? { get { managedValue(forKey: "name") } set { setManagedValue(newValue, forKey: "name") } }
 
     override func primitiveValue(forKey key: String) -> Any? {
-        Self.primitiveReads += 1
+        primitiveReads += 1
         return super.primitiveValue(forKey: key)
     }
 
     override func setPrimitiveValue(_ value: Any?, forKey key: String) {
-        Self.primitiveWrites += 1
+        primitiveWrites += 1
         super.setPrimitiveValue(value, forKey: key)
     }
 }
@@ -287,14 +288,14 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
         try stack.context.save()
         var seen: [Any?] = []
         let token = department.observeValue(forKey: "budget", options: [.new]) { _, _, _, new, _, _ in seen.append(new) }
-        TypedDepartment.primitiveWrites = 0
+        department.primitiveWrites = 0
         department.budget = 7
         department.budgetAsInt = 8
         department.ratio = 1.5
         department.name = "Labs"
         department.isOpen = true
         withExtendedLifetime(token) {}
-        #expect(TypedDepartment.primitiveWrites == 0)
+        #expect(department.primitiveWrites == 0)
         #expect(department.isOpen && department.value(forKey: "open") as? Bool == true && isNumberObject(department.value(forKey: "open")))
         #expect(seen.compactMap { ($0 as? NSNumber)?.intValue } == [7, 8])
         #expect(isNumberObject(department.value(forKey: "budget")) && department.value(forKey: "budget") as? Int == 8)
@@ -302,7 +303,7 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
         #expect(department.isUpdated && Set(department.changedValues().keys) == ["budget", "ratio", "name", "open"])
         #expect(Set(department.changedValuesForCurrentEvent().keys) == ["budget", "ratio", "name", "open"])
         department.setPrimitiveValue(NSNumber(value: 9), forKey: "budget")
-        #expect(TypedDepartment.primitiveWrites == 1 && department.budget == 9)
+        #expect(department.primitiveWrites == 1 && department.budget == 9)
         try stack.context.save()
         let other = stack.newContext()
         let stored = try #require(try stack.fetch("Department", in: other).first as? TypedDepartment)
@@ -327,7 +328,7 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
 
         let context = stack.newContext()
         let fetched = try #require(try stack.fetch("Department", in: context).first as? TypedDepartment)
-        TypedDepartment.primitiveReads = 0
+        fetched.primitiveReads = 0
         #expect(fetched.budget == 9_000_000_000)
         #expect(fetched.budgetAsInt == 9_000_000_000)
         #expect(!fetched.isFault)
@@ -335,9 +336,9 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
         #expect(fetched.budgetAsDouble == 9e9)
         #expect(fetched.name == "R&D")
         // As Core Data's generated accessors, the getters read the stored value, not through the override.
-        #expect(TypedDepartment.primitiveReads == 0)
+        #expect(fetched.primitiveReads == 0)
         #expect(fetched.primitiveValue(forKey: "budget") as? Int == 9_000_000_000)
-        #expect(TypedDepartment.primitiveReads == 1)
+        #expect(fetched.primitiveReads == 1)
 
         // A value set as an NSNumber reads the same through the typed getter.
         fetched.setValue(NSNumber(value: 3), forKey: "budget")

@@ -1,6 +1,7 @@
 import Foundation
 import OCDGraph
 import OCDModel
+import OCDPredicate
 import OCDSQLiteStore
 import OCDStore
 import Testing
@@ -144,6 +145,39 @@ import Testing
         let initech = stack.insert("Company", ["name": "Initech"])
         try stack.context.save()
         #expect(initech.objectID.persistentStore === stack.store)
+    }
+
+    /// Prefetching a to-many of objects fetched from two stores loads each object's members from its own
+    /// store. The coordinator used to ask the first object's store for all of them, and the others' came
+    /// back empty, as if loaded (a review found it).
+    @Test func prefetchingAcrossTwoStoresLoadsEachObjectsMembers() throws {
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: TestModel.make(), url: folder.file("First.sqlite"))
+        let second = try stack.coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: folder.file("Second.sqlite"), options: nil)
+        let rnd = stack.insert("Department", ["name": "R&D"])
+        let sales = stack.insert("Department", ["name": "Sales"])
+        stack.insert("Employee", ["name": "Ann", "department": rnd])
+        let bob = stack.insert("Employee", ["name": "Bob", "department": sales])
+        let cy = stack.insert("Employee", ["name": "Cy", "department": sales])
+        for object in [sales, bob, cy] { stack.context.assign(object, to: second) }
+        try stack.context.save()
+        #expect(sales.objectID.persistentStore === second && rnd.objectID.persistentStore === stack.store)
+        let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        reader.persistentStoreCoordinator = stack.coordinator
+        defer { withExtendedLifetime(reader) {} }
+        for order in [true, false] {
+            reader.reset()
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Department")
+            request.sortDescriptors = [OCDPredicate.NSSortDescriptor(key: "name", ascending: order)]
+            request.relationshipKeyPathsForPrefetching = ["employees"]
+            let departments = try reader.fetch(request)
+            var members: [String: Set<String>] = [:]
+            for department in departments {
+                let employees = department.value(forKey: "employees") as? Set<NSManagedObject> ?? []
+                members[department.value(forKey: "name") as? String ?? "?"] = Set(employees.compactMap { $0.value(forKey: "name") as? String })
+            }
+            #expect(members == ["R&D": ["Ann"], "Sales": ["Bob", "Cy"]], "sorted ascending: \(order)")
+        }
     }
 
     @Test func assigningToAStoreWithoutTheEntityStops() async {
