@@ -113,7 +113,8 @@ extension TestModel {
     }
 }
 
-@Suite("Fault creation: the fault's ID reaches init(entity:insertInto:) only")
+// Serialized: two tests share `MirroringEmployee`'s static context and depth.
+@Suite("Fault creation: the fault's ID reaches init(entity:insertInto:) only", .serialized)
 struct FaultCreationTests {
     func spawningStack() throws -> TestStack {
         SpawningEmployee.register()

@@ -7,7 +7,8 @@ import OCDStore
 /// A `SlotValues` holds an integer, double or boolean attribute in one word of its buffer and anything else
 /// in an existential (D27). What a slot was given is what it hands back: only its own kind of plain number
 /// goes into the word, anything else is kept as it is.
-@Suite struct SlotValuesTests {
+// Serialized: two tests count live `Tracked` objects through one static counter.
+@Suite(.serialized) struct SlotValuesTests {
     /// Counts its instances, to see that the buffer releases what it holds.
     final class Tracked: @unchecked Sendable {
         nonisolated(unsafe) static var alive = 0
