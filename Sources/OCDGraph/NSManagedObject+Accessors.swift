@@ -132,6 +132,35 @@ extension NSManagedObject {
         managedRemove(Self.objects(in: objects.array, key: key), forKey: key)
     }
 
+    /// The `@Managed` macro writes `addTo…` and `removeFrom…` for every `Set<Element>` property, and
+    /// cannot tell from the spelling whether `Element` is a managed object. For a set-valued attribute
+    /// (a transformable of the app's own type, `Set<Tag>`) these change the attribute's set, as setting
+    /// it would: with change notifications, and a nil value read as an empty set.
+    @_disfavoredOverload
+    public func managedAdd<S: Sequence>(_ values: S, forKey key: String) where S.Element: Hashable {
+        changeSetAttribute(key, "addTo") { $0.formUnion(values) }
+    }
+
+    /// Removes `values` from the set held by the attribute `key` (see `managedAdd(_:forKey:)` for values).
+    @_disfavoredOverload
+    public func managedRemove<S: Sequence>(_ values: S, forKey key: String) where S.Element: Hashable {
+        changeSetAttribute(key, "removeFrom") { $0.subtract(values) }
+    }
+
+    private func changeSetAttribute<Element: Hashable>(_ key: String, _ mutator: String, _ change: (inout Set<Element>) -> Void) {
+        guard let slot = layout.slot(named: key), layout.properties[slot] is NSAttributeDescription else {
+            fatalError("\(mutator)\(key.prefix(1).uppercased() + key.dropFirst()): \(key) of the entity \(entity.name ?? "?") is not an attribute; the members of a to-many relationship are managed objects, not \(Element.self).")
+        }
+        var set: Set<Element>
+        switch value(forKey: key) {
+        case nil: set = []
+        case let current as Set<Element>: set = current
+        case let other?: fatalError("\(mutator)\(key.prefix(1).uppercased() + key.dropFirst()): the attribute \(key) of \(entity.name ?? "?") holds \(type(of: other)), not Set<\(Element.self)>.")
+        }
+        change(&set)
+        setValue(set, forKey: key)
+    }
+
     /// Inserts `objects` into the ordered relationship `key` at `indexes`.
     public func managedInsert<S: Sequence>(_ objects: S, at indexes: NSIndexSet, forKey key: String) where S.Element: NSManagedObject {
         // As NSMutableOrderedSet: an object already in the relationship stays where it is.

@@ -5,10 +5,17 @@ import Testing
 // The macros compiled and run for real: `@Managed` accessors and mutators, and the key table of
 // `@ManagedObject` (key path names, custom accessors, validate<Key> methods).
 
+/// A value of the app's own type, kept in a transformable attribute as a set.
+struct MacroSticker: Hashable {
+    var name: String
+}
+
 @ManagedObject
 final class MacroShelf: NSManagedObject {
     @Managed var label: String?
     @Managed var books: Set<MacroBook>
+    /// A set of values, not of managed objects: the macro's mutators change the attribute.
+    @Managed var stickers: Set<MacroSticker>?
     @Managed var ordered: NSOrderedSet
 
     /// A custom accessor: `value(forKey: "shout")` dispatches here.
@@ -60,7 +67,7 @@ private func macroStack() throws -> NSManagedObjectContext {
     bookShelf.maxCount = 1
     books.inverseRelationship = bookShelf
     bookShelf.inverseRelationship = books
-    shelf.properties = [attribute("label", .stringAttributeType), books, ordered]
+    shelf.properties = [attribute("label", .stringAttributeType), books, ordered, attribute("stickers", .transformableAttributeType)]
     book.properties = [attribute("title", .stringAttributeType, optional: false), attribute("pages", .integer32AttributeType),
                        attribute("rating", .doubleAttributeType), bookShelf]
     let model = NSManagedObjectModel()
@@ -73,6 +80,32 @@ private func macroStack() throws -> NSManagedObjectContext {
 }
 
 @Suite struct ManagedMacroTests {
+    /// `Set<MacroSticker>` is spelled like a relationship; its mutators compile and change the set the
+    /// attribute holds, with the change recorded as setting it would be.
+    @Test func setMutatorsOfAValueSetChangeTheAttribute() throws {
+        let context = try macroStack()
+        let shelf = MacroShelf(context: context)
+        #expect(shelf.stickers == nil)
+        shelf.addToStickers(MacroSticker(name: "star"))
+        shelf.addToStickers([MacroSticker(name: "moon"), MacroSticker(name: "sun")])
+        #expect(shelf.stickers == [MacroSticker(name: "star"), MacroSticker(name: "moon"), MacroSticker(name: "sun")])
+        shelf.removeFromStickers(MacroSticker(name: "moon"))
+        shelf.removeFromStickers([MacroSticker(name: "sun"), MacroSticker(name: "comet")])
+        #expect(shelf.stickers == [MacroSticker(name: "star")])
+        #expect(shelf.changedValues()["stickers"] as? Set<MacroSticker> == [MacroSticker(name: "star")])
+    }
+
+    /// Values that are not managed objects cannot join a relationship: the call stops, naming the key.
+    @Test func valuesAddedToARelationshipStop() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let shelf = MacroShelf(context: try macroStack())
+            let stickers: Set<MacroSticker> = [MacroSticker(name: "star")]
+            shelf.managedAdd(stickers, forKey: "books")
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("addToBooks: books of the entity Shelf is not an attribute"))
+    }
+
     @Test func managedPropertiesReadAndWriteTheModeledValues() throws {
         let context = try macroStack()
         let book = MacroBook(context: context)
