@@ -128,29 +128,6 @@ struct ModelReviewRegressionTests {
         #expect(NSManagedObjectModel.mergedModel(from: [bundle])?.entitiesByName["User"] != nil)
     }
 
-    /// A fetched property's request has its entity once the model is loaded, from the XML and from the
-    /// compiled form alike, as a fetch request template's has; a name no entity has stays a name.
-    @Test func fetchedPropertyRequestsHaveTheirEntity() throws {
-        let source = try temporaryModel(modelXML(#"""
-            <entity name="Palette"><attribute name="hue" attributeType="Integer 64"/>\#
-            <fetchedProperty name="similar" optional="YES"><fetchRequest name="r" entity="Palette" predicateString="hue > 3"/></fetchedProperty>\#
-            <fetchedProperty name="lost" optional="YES"><fetchRequest name="s" entity="Nowhere"/></fetchedProperty></entity>
-            """#))
-        let model = try NSManagedObjectModel(validatingContentsOf: source)
-        var writer = BinaryWriter(formatVersion: 1)
-        CompiledModel.record(model).write(to: &writer)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString).ocdmodel")
-        try Data(writer.bytes).write(to: file)
-        for loaded in [model, try NSManagedObjectModel(validatingContentsOf: file)] {
-            let palette = try #require(loaded.entitiesByName["Palette"])
-            let similar = try #require(palette.propertiesByName["similar"] as? NSFetchedPropertyDescription)
-            #expect(similar.fetchRequest?.entity === palette)
-            #expect(similar.fetchRequest?.predicate?.predicateFormat == "hue > 3")
-            let lost = try #require(palette.propertiesByName["lost"] as? NSFetchedPropertyDescription)
-            #expect(lost.fetchRequest?.entity == nil && lost.fetchRequest?.entityName == "Nowhere")
-        }
-    }
-
     @Test func compiledTemplatesKeepSortsOffsetsAndPrefetching() throws {
         let source = try temporaryModel(modelXML(#"<entity name="A"><attribute name="x" attributeType="String"/></entity><fetchRequest name="T" entity="A" predicateString="x != nil"/>"#))
         let model = try NSManagedObjectModel(validatingContentsOf: source)

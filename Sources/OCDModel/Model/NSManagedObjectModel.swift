@@ -91,13 +91,6 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
                     relationship.inverseRelationshipName = inverseName
                 }
             }
-            // A fetched property's request names its entity, as a template's does: Apple's loaded models
-            // give it the entity too. An unknown name stays a name.
-            for case let fetched as NSFetchedPropertyDescription in entity.properties {
-                guard let request = fetched.fetchRequest, request.entity.map({ $0.managedObjectModel !== self }) ?? true,
-                      let name = request.entityName, let destination = byName[name] else { continue }
-                request.entity = destination
-            }
         }
     }
 
