@@ -135,7 +135,8 @@ extension NSManagedObject {
     /// The `@Managed` macro writes `addTo…` and `removeFrom…` for every `Set<Element>` property, and
     /// cannot tell from the spelling whether `Element` is a managed object. For a set-valued attribute
     /// (a transformable of the app's own type, `Set<Tag>`) these change the attribute's set, as setting
-    /// it would: with change notifications, and a nil value read as an empty set.
+    /// it would: with change notifications, and a nil value read as an empty set. A call that changes no
+    /// member records no change.
     @_disfavoredOverload
     public func managedAdd<S: Sequence>(_ values: S, forKey key: String) where S.Element: Hashable {
         changeSetAttribute(key, "addTo") { $0.formUnion(values) }
@@ -157,7 +158,11 @@ extension NSManagedObject {
         case let current as Set<Element>: set = current
         case let other?: fatalError("\(mutator)\(key.prefix(1).uppercased() + key.dropFirst()): the attribute \(key) of \(entity.name ?? "?") holds \(type(of: other)), not Set<\(Element.self)>.")
         }
+        let before = set
         change(&set)
+        // Adding a member already there or removing one that is not changes nothing, and records nothing
+        // (a nil attribute stays nil).
+        if set == before { return }
         setValue(set, forKey: key)
     }
 

@@ -86,6 +86,10 @@ private func macroStack() throws -> NSManagedObjectContext {
         let context = try macroStack()
         let shelf = MacroShelf(context: context)
         #expect(shelf.stickers == nil)
+        try context.save()
+        // Removing from nothing changes nothing: still nil, and no update to save.
+        shelf.removeFromStickers(MacroSticker(name: "star"))
+        #expect(shelf.stickers == nil && !shelf.hasChanges)
         shelf.addToStickers(MacroSticker(name: "star"))
         shelf.addToStickers([MacroSticker(name: "moon"), MacroSticker(name: "sun")])
         #expect(shelf.stickers == [MacroSticker(name: "star"), MacroSticker(name: "moon"), MacroSticker(name: "sun")])
@@ -93,6 +97,9 @@ private func macroStack() throws -> NSManagedObjectContext {
         shelf.removeFromStickers([MacroSticker(name: "sun"), MacroSticker(name: "comet")])
         #expect(shelf.stickers == [MacroSticker(name: "star")])
         #expect(shelf.changedValues()["stickers"] as? Set<MacroSticker> == [MacroSticker(name: "star")])
+        try context.save()
+        shelf.addToStickers(MacroSticker(name: "star"))
+        #expect(!shelf.hasChanges, "adding a member already there changes nothing")
     }
 
     /// Values that are not managed objects cannot join a relationship: the call stops, naming the key.
