@@ -211,13 +211,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     func rows(for objectIDs: [NSManagedObjectID]) -> [StoreRow] {
         lock.lock()
         defer { lock.unlock() }
-        var byStore: [ObjectIdentifier: (NSPersistentStore, [NSManagedObjectID])] = [:]
-        for id in objectIDs {
-            guard let store = id.persistentStore else { continue }
-            byStore[ObjectIdentifier(store), default: (store, [])].1.append(id)
-        }
         var rows: [StoreRow] = []
-        for (store, ids) in byStore.values {
+        for (store, ids) in Self.byStore(objectIDs) {
             do {
                 rows += try store.rows(for: ids)
             } catch {
@@ -227,22 +222,28 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return rows
     }
 
+    /// `objectIDs` by their store, in the order the stores first appear (IDs of no store are left out).
+    /// Stores are few: a linear search, not a hash per ID.
+    private static func byStore(_ objectIDs: [NSManagedObjectID]) -> [(store: NSPersistentStore, ids: [NSManagedObjectID])] {
+        var groups: [(store: NSPersistentStore, ids: [NSManagedObjectID])] = []
+        for id in objectIDs {
+            guard let store = id.persistentStore else { continue }
+            if let index = groups.firstIndex(where: { $0.store === store }) {
+                groups[index].ids.append(id)
+            } else {
+                groups.append((store, [id]))
+            }
+        }
+        return groups
+    }
+
     /// The destinations of a to-many relationship for several objects, one query per store: each store
     /// answers for its own objects only (the objects of a fetch across stores come from several).
     func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectIDs: [NSManagedObjectID]) -> [NSManagedObjectID: [NSManagedObjectID]] {
         lock.lock()
         defer { lock.unlock() }
-        var byStore: [(store: NSPersistentStore, ids: [NSManagedObjectID])] = []
-        for id in objectIDs {
-            guard let store = id.persistentStore else { continue }
-            if let index = byStore.firstIndex(where: { $0.store === store }) {
-                byStore[index].ids.append(id)
-            } else {
-                byStore.append((store, [id]))
-            }
-        }
         var result: [NSManagedObjectID: [NSManagedObjectID]] = [:]
-        for (store, ids) in byStore {
+        for (store, ids) in Self.byStore(objectIDs) {
             do {
                 let found = try store.objectIDs(forRelationship: relationship, of: ids)
                 // One store (the usual case) hands its dictionary over as it is.

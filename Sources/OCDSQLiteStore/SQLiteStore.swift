@@ -3,7 +3,6 @@ import Foundation
 import OCDModel
 import OCDPredicate
 import OCDStore
-import Synchronization
 
 /// `NSSQLiteStoreType`: objects in an SQLite database laid out as Apple's Core Data lays it out, so that
 /// a store written on an iPhone opens here and one written here opens there (decision D5,
@@ -530,18 +529,11 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return result
     }
 
-    /// `= ?` for one key, `IN (?, …)` for several: the placeholders of a chunk of keys, made once per
-    /// count (chunks are mostly 500 long).
+    /// `= ?` for one key, `IN (?, …)` for several: the placeholders of a chunk of keys. Made only when a
+    /// query's SQL is (the queries that use it are cached whole).
     private func placeholders(_ count: Int) -> String {
-        if count == 1 { return "= ?" }
-        if let made = placeholderLists.withLock({ $0[count] }) { return made }
-        let made = "IN (" + Array(repeating: "?", count: count).joined(separator: ",") + ")"
-        placeholderLists.withLock { if $0.count < Self.cachedQueryLimit { $0[count] = made } }
-        return made
+        count == 1 ? "= ?" : "IN (" + Array(repeating: "?", count: count).joined(separator: ",") + ")"
     }
-    /// Behind a mutex, unlike the other caches here (which rely on the coordinator's lock): it holds no
-    /// schema object, so nothing ties it to the store's reads, and the lock costs nothing measurable.
-    private let placeholderLists = Mutex<[Int: String]>([:])
     /// How many strings each cache of SQL keeps: the counts of keys vary with batch, fetch and prefetch
     /// sizes, and a long-running process would otherwise keep one string per count ever used.
     private static let cachedQueryLimit = 128
