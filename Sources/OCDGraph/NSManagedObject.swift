@@ -71,10 +71,28 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Current values by slot. A to-many slot holds a `ToManyStorage`, or nil while not loaded.
     @exclusivity(unchecked) var slots: SlotValues
-    /// The values last fetched or saved (nil for a new object).
-    @exclusivity(unchecked) var committedRow: StoreRow?
-    /// A row already fetched for this fault, so firing it needs no store trip.
-    @exclusivity(unchecked) var cachedRow: StoreRow?
+    /// The object's row, as its values and version rather than the store's `StoreRow` (48 bytes less per
+    /// object): for a realized object, the values last fetched or saved (nil for a new object); for a
+    /// fault, a row already read, so that firing it needs no store trip (nil: read when fired). Turning
+    /// into a fault drops it, as it drops the values it was the snapshot of.
+    @exclusivity(unchecked) var rowValues: SlotValues?
+    /// The version (`Z_OPT`) of ``rowValues``.
+    @exclusivity(unchecked) var rowVersion: Int64 = 0
+
+    /// Takes `row` as the object's row (see ``rowValues``); nil forgets it.
+    func setRow(_ row: StoreRow?) {
+        rowValues = row?.values
+        rowVersion = row?.version ?? 0
+    }
+
+    /// ``rowValues`` as a `StoreRow`, made for the rare readers that take one (merge conflicts, merge
+    /// policies).
+    var committedRow: StoreRow? {
+        rowValues.map { StoreRow(objectID: objectID, version: rowVersion, values: $0) }
+    }
+
+    /// The version of the row at hand, or nil without one.
+    var knownRowVersion: Int64? { rowValues == nil ? nil : rowVersion }
     /// The objects fetched together with this fault (a `fetchBatchSize` fetch, a to-many relationship):
     /// firing it reads its neighbours' rows in the same query.
     @exclusivity(unchecked) var faultBatch: FaultBatch?
@@ -256,7 +274,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         let type = EntityRuntime.of(EntityLayout.of(objectID.entity)).managedObjectClass(of: objectID.entity)
         let (object, taker) = FaultCreation.creating(objectID, of: type) { type.init(entity: objectID.entity, insertInto: nil) }
         object.status = [.fault]
-        object.cachedRow = row
+        object.setRow(row)
         object.managedObjectContext = context
         if taker?.object !== object {
             // An object of the same class and entity, made by the class's initializer before `super.init`,
@@ -444,13 +462,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             status.remove(.fault)
             return
         }
-        if cachedRow == nil, let batch = faultBatch {
+        if rowValues == nil, let batch = faultBatch {
             context.fillBatch(batch, around: objectID)
         }
         faultBatch = nil
-        let row = cachedRow ?? context.storeRow(for: objectID)
-        cachedRow = nil
-        guard let row else {
+        if rowValues == nil, let row = context.storeRow(for: objectID) { setRow(row) }
+        guard let values = rowValues else {
             if context.shouldDeleteInaccessibleFaults {
                 // Apple's behaviour: the object becomes a deleted object with nil values.
                 status.remove(.fault)
@@ -460,7 +477,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             }
             fatalError("CoreData could not fulfill a fault for '\(objectID)'")
         }
-        fill(from: row, in: context)
+        fill(values: values, version: rowVersion, in: context)
         status.insert(.awakingFromFetch)
         awakeFromFetch()
         status.remove(.awakingFromFetch)
@@ -468,15 +485,21 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Copies a row's values into the slots (relationships as faults) and makes it the committed row.
     func fill(from row: StoreRow, in context: NSManagedObjectContext) {
+        fill(values: row.values, version: row.version, in: context)
+    }
+
+    /// ``fill(from:in:)`` of a row's values and version.
+    func fill(values: SlotValues, version: Int64, in context: NSManagedObjectContext) {
         status.insert(.transitioning)
         status.remove(.fault)
-        if layout.hasOnlyPersistentAttributes && row.values.count == slots.count {
+        if layout.hasOnlyPersistentAttributes && values.count == slots.count {
             // Shares the row's storage until the first change (copy-on-write): no second copy of the values.
-            slots = row.values
+            slots = values
         } else {
-            fillSlots(from: row, in: context)
+            fillSlots(from: values, in: context)
         }
-        committedRow = row
+        rowValues = values
+        rowVersion = version
         if hasPrimitiveAccessors {
             for (key, accessor) in keyTable.primitiveAccessors {
                 if let slot = layout.slot(named: key), let set = accessor.set { set(self, slots[slot]) }
@@ -485,11 +508,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         status.remove(.transitioning)
     }
 
-    private func fillSlots(from row: StoreRow, in context: NSManagedObjectContext) {
+    private func fillSlots(from values: SlotValues, in context: NSManagedObjectContext) {
         for (index, kind) in layout.kinds.enumerated() {
             switch kind {
             case .attribute:
-                slots.copySlot(index, from: row.values)
+                slots.copySlot(index, from: values)
             case .transientAttribute:
                 // The default as a new object gets it (numbers in their plain form), not the model's Swift `Int`.
                 slots[index] = EntityRuntime.of(layout).defaultValueBySlot[index]
@@ -497,7 +520,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 if layout.properties[index].isTransient {
                     slots[index] = nil
                 } else {
-                    slots[index] = (row.values[index] as? NSManagedObjectID).map { context.object(with: $0) }
+                    slots[index] = (values[index] as? NSManagedObjectID).map { context.object(with: $0) }
                 }
             case .toMany:
                 slots[index] = nil
@@ -507,9 +530,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Turns the object back into a fault: its values are dropped and read again on next access.
     func turnIntoFault() {
-        // A fault's cached row would be as stale as the values a realized object drops.
+        // A fault's row would be as stale as the values a realized object drops, and so is the row a
+        // realized object was read with: firing reads the store's.
         guard !status.contains(.fault) else {
-            cachedRow = nil
+            setRow(nil)
             faultBatch = nil
             return
         }
@@ -517,7 +541,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         notifyingWholesaleChange {
             status.insert(.transitioning)
             slots = layout.nilValues
-            cachedRow = nil
+            setRow(nil)
             pendingChanges = []
             clearEventOldValues()
             status.insert(.fault)
@@ -538,7 +562,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Drops every value without the fault hooks: the context is going away.
     func releaseValues() {
         slots = layout.nilValues
-        cachedRow = nil
+        setRow(nil)
         pendingChanges = []
         status.insert(.fault)
     }
@@ -549,7 +573,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         if let storage = slots[slot] as? ToManyStorage { return storage }
         let relationship = layout.properties[slot] as! NSRelationshipDescription
         var ids: [NSManagedObjectID] = []
-        if let known = committedRow?.values[slot] as? [NSManagedObjectID] {
+        if let known = rowValues?[slot] as? [NSManagedObjectID] {
             ids = known
         } else if !objectID.isTemporaryID, let context = managedObjectContext {
             ids = context.storeObjectIDs(forRelationship: relationship, of: objectID)
@@ -562,7 +586,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Whether the to-many relationship `key` holds its objects (loaded or changed).
     func isToManyLoaded(_ key: String) -> Bool {
         guard let slot = layout.slot(named: key) else { return true }
-        return slots[slot] is ToManyStorage || committedRow?.values[slot] is [NSManagedObjectID]
+        return slots[slot] is ToManyStorage || rowValues?[slot] is [NSManagedObjectID]
     }
 
     /// Sets a prefetched to-many relationship that is not loaded yet.
@@ -588,16 +612,16 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             fatalError("objectIDsForRelationshipNamed: \(key) is not a relationship of the entity \(entity.name ?? "?").")
         }
         if status.contains(.fault) {
-            let row = cachedRow ?? managedObjectContext?.storeRow(for: objectID)
+            let values = rowValues ?? managedObjectContext?.storeRow(for: objectID)?.values
             if relationship.isToMany {
-                if let ids = row?.values[slot] as? [NSManagedObjectID] { return ids }
+                if let ids = values?[slot] as? [NSManagedObjectID] { return ids }
                 return managedObjectContext?.storeObjectIDs(forRelationship: relationship, of: objectID) ?? []
             }
-            return (row?.values[slot] as? NSManagedObjectID).map { [$0] } ?? []
+            return (values?[slot] as? NSManagedObjectID).map { [$0] } ?? []
         }
         if relationship.isToMany {
             if let storage = slots[slot] as? ToManyStorage { return storage.objects.map(\.objectID) }
-            if let ids = committedRow?.values[slot] as? [NSManagedObjectID] { return ids }
+            if let ids = rowValues?[slot] as? [NSManagedObjectID] { return ids }
             if objectID.isTemporaryID { return [] }
             return managedObjectContext?.storeObjectIDs(forRelationship: relationship, of: objectID) ?? []
         }
@@ -641,7 +665,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Calls `body` with each changed persistent property's slot, name and new value until it returns false.
     private final func visitChanges(_ body: (Int, String, () -> Any) -> Bool) {
         if status.contains(.fault) { return }
-        let committedValues = committedRow?.values
+        let committedValues = rowValues
         let comparesBits = !hasPrimitiveAccessors
         for slot in layout.persistentSlots {
             switch layout.kinds[slot] {
@@ -649,12 +673,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 let property = layout.properties[slot]
                 let relationship = property as! NSRelationshipDescription
                 guard let storage = slots[slot] as? ToManyStorage else { continue }
-                let committed = committedRow?.values[slot] as? [NSManagedObjectID]
+                let committed = committedValues?[slot] as? [NSManagedObjectID]
                 let current = storage.objects.map(\.objectID)
                 let changed: Bool
                 if let committed {
                     changed = relationship.isOrdered ? committed != current : Set(committed) != Set(current)
-                } else if committedRow != nil {
+                } else if committedValues != nil {
                     // Loaded from the store, not from the row: changed if it was ever touched.
                     changed = storage.modified
                 } else {
@@ -711,7 +735,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// never saved.
     public func committedValues(forKeys keys: [String]?) -> [String: Any] {
         if status.contains(.fault) { fireFault() }
-        guard let row = committedRow else { return [:] }
+        guard let values = rowValues else { return [:] }
         var result: [String: Any] = [:]
         let names = keys ?? layout.persistentSlots.map { layout.properties[$0].name }
         for name in names {
@@ -724,15 +748,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 // Relationships as objects (faults where not registered), as Apple's snapshot holds them.
                 guard let context = managedObjectContext else { continue }
                 if relationship.isToMany {
-                    let ids = row.values[slot] as? [NSManagedObjectID]
+                    let ids = values[slot] as? [NSManagedObjectID]
                         ?? context.storeObjectIDs(forRelationship: relationship, of: objectID)
                     let objects = ids.map { context.object(with: $0) }
                     result[name] = relationship.isOrdered ? NSOrderedSet(array: objects) as Any : Set(objects) as Any
                 } else {
-                    result[name] = (row.values[slot] as? NSManagedObjectID).map { context.object(with: $0) as Any } ?? NSNull()
+                    result[name] = (values[slot] as? NSManagedObjectID).map { context.object(with: $0) as Any } ?? NSNull()
                 }
             } else {
-                result[name] = row.values[slot] ?? NSNull()
+                result[name] = values[slot] ?? NSNull()
             }
         }
         return result

@@ -167,7 +167,7 @@ extension NSManagedObjectContext {
         if let object = registry[row.objectID] {
             if object.isFault {
                 // A fault takes the newest row it is offered.
-                if usable && row.version > (object.cachedRow?.version ?? -1) { object.cachedRow = row }
+                if usable && row.version > (object.knownRowVersion ?? -1) { object.setRow(row) }
             } else if usable && request.shouldRefreshRefetchedObjects {
                 refresh(object, mergeChanges: true, fetched: row)
             }
@@ -224,11 +224,11 @@ extension NSManagedObjectContext {
 
     /// Gives the faults among `objects` their rows, in one query.
     private func fillRows(of objects: [NSManagedObject]) {
-        let wanted = objects.filter { $0.isFault && $0.cachedRow == nil && !$0.objectID.isTemporaryID }
+        let wanted = objects.filter { $0.isFault && $0.rowValues == nil && !$0.objectID.isTemporaryID }
         guard !wanted.isEmpty, let coordinator = persistentStoreCoordinator else { return }
         for row in coordinator.rows(for: wanted.map(\.objectID)) {
-            guard let object = registry[row.objectID], object.isFault, object.cachedRow == nil else { continue }
-            object.cachedRow = row
+            guard let object = registry[row.objectID], object.isFault, object.rowValues == nil else { continue }
+            object.setRow(row)
             object.faultBatch = nil
         }
     }

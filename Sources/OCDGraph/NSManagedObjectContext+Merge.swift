@@ -196,8 +196,7 @@ extension NSManagedObjectContext {
             object.inverseUpdateDepth -= 1
             changedSlots.append(slot)
         }
-        guard wasClean, !changedSlots.isEmpty, !object.isDeleted, let row = object.committedRow else { return }
-        var values = row.values
+        guard wasClean, !changedSlots.isEmpty, !object.isDeleted, var values = object.rowValues else { return }
         for slot in changedSlots {
             if let ids = values.stored(slot) as? [NSManagedObjectID] {
                 values[slot] = ids.filter { !goneIDs.contains($0) }
@@ -206,7 +205,7 @@ extension NSManagedObjectContext {
             }
             (object.slots[slot] as? ToManyStorage)?.modified = false
         }
-        object.committedRow = StoreRow(objectID: row.objectID, version: row.version, values: values, hasValues: row.hasValues)
+        object.rowValues = values
         updated[ObjectIdentifier(object)] = nil
         object.status.remove(.updated)
     }
@@ -214,17 +213,18 @@ extension NSManagedObjectContext {
     /// Whether every object of `leaving` was linked to `object` through `slot` in its committed values
     /// (a to-many whose committed row does not list its members counts as committed).
     private func isCommittedLink(of object: NSManagedObject, slot: Int, to leaving: [NSManagedObject]) -> Bool {
-        guard let committed = object.committedRow?.values.stored(slot) ?? nil else {
-            return object.committedRow != nil && object.layout.kinds[slot] == .toMany
+        guard let committed = object.rowValues?.stored(slot) ?? nil else {
+            return object.rowValues != nil && object.layout.kinds[slot] == .toMany
         }
         if let id = committed as? NSManagedObjectID { return leaving.allSatisfy { $0.objectID == id } }
         if let ids = committed as? [NSManagedObjectID] { return leaving.allSatisfy { ids.contains($0.objectID) } }
         return true
     }
 
-    /// A fault drops the row it was fetched with, so that it reads the store's row when it fires.
+    /// A fault drops the row it was fetched with, so that it reads the store's row when it fires. (A
+    /// realized object keeps its row: it is the snapshot of its values.)
     private func forgetFault(_ object: NSManagedObject) {
-        object.cachedRow = nil
+        if object.isFault { object.setRow(nil) }
         object.faultBatch = nil
     }
 }

@@ -70,15 +70,16 @@ extension NSManagedObjectContext {
         // The store has the changes: the context's state follows. A new row is stored as it was sent; an
         // updated one as the store reports it, or (a store that reports none) as sent, one version on.
         for (part, result) in zip(parts, results) {
-            for (object, row) in zip(part.insertedObjects, part.request.inserted) { object.committedRow = row }
+            for (object, row) in zip(part.insertedObjects, part.request.inserted) { object.setRow(row) }
             for (index, object) in part.updatedObjects.enumerated() {
                 // A store's row is taken only for the object it is of: a store that broke the contract
                 // (skipped a row, reported inserts too) falls back to the rows sent, not to another's.
                 if index < result.updated.count, result.updated[index].objectID == object.objectID {
-                    object.committedRow = result.updated[index]
+                    object.setRow(result.updated[index])
                 } else {
                     let (row, version) = part.request.updated[index]
-                    object.committedRow = StoreRow(objectID: object.objectID, version: version + 1, values: row.values)
+                    object.rowValues = row.values
+                    object.rowVersion = version + 1
                 }
             }
         }
@@ -148,15 +149,15 @@ extension NSManagedObjectContext {
         for object in updatedNow {
             let changed = object.changedPersistentSlots
             if changed.isEmpty { continue }
-            let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
+            let version = object.knownRowVersion ?? storeRow(for: object.objectID)?.version ?? 0
             let index = try part(of: object)
             parts[index].request.updated.append((storeRow(of: object, version: version), version))
             // Without the row the object was read with, the store is told nothing and writes every column.
-            parts[index].request.updatedSlots.append(object.committedRow == nil ? nil : changed)
+            parts[index].request.updatedSlots.append(object.rowValues == nil ? nil : changed)
             parts[index].updatedObjects.append(object)
         }
         for object in deletedNow where !object.objectID.isTemporaryID && !object.status.contains(.inaccessible) {
-            let version = object.committedRow?.version ?? storeRow(for: object.objectID)?.version ?? 0
+            let version = object.knownRowVersion ?? storeRow(for: object.objectID)?.version ?? 0
             parts[try part(of: object)].request.deleted.append((object.objectID, version))
         }
         return parts
@@ -216,7 +217,7 @@ extension NSManagedObjectContext {
             case .toMany:
                 // An unloaded relationship did not change: nil tells the store to keep what it has.
                 values[slot] = (object.slots[slot] as? ToManyStorage)?.objects.map(\.objectID)
-                    ?? object.committedRow?.values[slot] ?? nil
+                    ?? object.rowValues?[slot] ?? nil
             case .toOne:
                 values[slot] = (object.slots[slot] as? NSManagedObject)?.objectID
             default:

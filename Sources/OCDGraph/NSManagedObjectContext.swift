@@ -248,7 +248,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let object = registry[objectID] ?? NSManagedObject.makeFault(for: objectID, row: row, in: self)
         registry[objectID] = object
         // The row just read is the newest: an older cached one must not win.
-        if row.version >= (object.cachedRow?.version ?? -1) { object.cachedRow = row }
+        if row.version >= (object.knownRowVersion ?? -1) { object.setRow(row) }
         object.fireFault()
         return object
     }
@@ -510,8 +510,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         deleted = [:]
         for object in restored {
             object.status.subtract([.updated, .deleted])
-            if let row = object.committedRow {
-                object.notifyingWholesaleChange { object.fill(from: row, in: self) }
+            if let values = object.rowValues {
+                object.notifyingWholesaleChange { object.fill(values: values, version: object.rowVersion, in: self) }
             } else {
                 object.turnIntoFault()
             }
@@ -671,8 +671,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         return ids.map { id in
             let object = self.object(with: id)
             // A refetch must not be answered from a row read before it: the fault reads its batch again.
-            if refetched, object.isFault { object.cachedRow = nil }
-            if let batch, object.isFault, object.cachedRow == nil { object.faultBatch = batch }
+            if refetched, object.isFault { object.setRow(nil) }
+            if let batch, object.isFault, object.rowValues == nil { object.faultBatch = batch }
             return object
         }
     }
@@ -682,13 +682,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let window = batch.window(around: objectID)
         var wanted: [NSManagedObjectID] = []
         for id in window {
-            guard let object = registry[id], object.isFault, object.cachedRow == nil else { continue }
+            guard let object = registry[id], object.isFault, object.rowValues == nil else { continue }
             wanted.append(id)
         }
         guard wanted.count > 1, let coordinator = persistentStoreCoordinator else { return }
         for row in coordinator.rows(for: wanted) {
-            guard let object = registry[row.objectID], object.isFault, object.cachedRow == nil else { continue }
-            object.cachedRow = row
+            guard let object = registry[row.objectID], object.isFault, object.rowValues == nil else { continue }
+            object.setRow(row)
             object.faultBatch = nil
         }
     }

@@ -49,12 +49,12 @@ extension NSMergePolicy {
             return
         case .overwriteMergePolicyType:
             // The in-memory state is written as it is, over the current version.
-            object.committedRow = row
+            object.setRow(row)
         case .rollbackMergePolicyType:
             context.refresh(object, mergeChanges: false)
         case .mergeByPropertyObjectTrumpMergePolicyType:
             if object.isDeleted {
-                object.committedRow = row
+                object.setRow(row)
             } else {
                 context.merge(row, into: object, keeping: nil)
             }
@@ -216,14 +216,14 @@ extension NSMergePolicy {
             let value = constrainedValue(of: source, property.name)
             if respectingChangesOfTarget {
                 let current = constrainedValue(of: target, property.name)
-                if let committed = target.committedRow {
-                    if !NSManagedObject.valuesEqual(current, committed.values[targetSlot]) { continue }
+                if let committed = target.rowValues {
+                    if !NSManagedObject.valuesEqual(current, committed[targetSlot]) { continue }
                 } else if current != nil {
                     // A new target set everything it holds: only what it left empty is filled in.
                     continue
                 }
             }
-            let sourceChanged = all || source.committedRow.map { !NSManagedObject.valuesEqual(value, $0.values[slot]) } ?? (value != nil)
+            let sourceChanged = all || source.rowValues.map { !NSManagedObject.valuesEqual(value, $0[slot]) } ?? (value != nil)
             guard sourceChanged, !NSManagedObject.valuesEqual(value, constrainedValue(of: target, property.name)) else { continue }
             if let relationship {
                 let destination = source.slots[slot] as? NSManagedObject

@@ -127,7 +127,7 @@ extension NSManagedObjectContext {
             let objects = conflict.conflicting.map { registry[$0] ?? object(with: $0) }
             let database = conflict.stored.map { row -> NSManagedObject in
                 let object = object(with: row.objectID)
-                if object.isFault && object.cachedRow == nil { object.cachedRow = row }
+                if object.isFault && object.rowValues == nil { object.setRow(row) }
                 return object
             }
             let snapshots: [Any] = objects.map { object -> Any in

@@ -1,0 +1,108 @@
+import Foundation
+import OCDGraph
+import OCDModel
+import OCDStore
+import Testing
+
+/// A store that hands out a new `StoreRow` each time it is asked for one, and remembers each weakly: a
+/// row still alive after the context took it is a row some object holds.
+final class RowHandingStore: NSPersistentStore, @unchecked Sendable {
+    // Qualified by the module, as SilentStore's (test files may be compiled into two targets).
+    static let typeName = String(reflecting: RowHandingStore.self)
+    override var type: String { Self.typeName }
+    var rows: [Int64: StoreRow] = [:]
+    private(set) var handedOut: [WeakRow] = []
+    private(set) var expectedVersions: [Int64] = []
+    private var nextKey: Int64 = 1
+
+    struct WeakRow { weak var row: StoreRow? }
+
+    override func newObjectIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
+        defer { nextKey += Int64(count) }
+        return (0..<count).map { objectID(for: entity, primaryKey: nextKey + Int64($0)) }
+    }
+
+    override func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        guard let stored = primaryKey(of: objectID).flatMap({ rows[$0] }) else { return nil }
+        let copy = StoreRow(objectID: stored.objectID, version: stored.version, values: stored.values)
+        handedOut.append(WeakRow(row: copy))
+        return copy
+    }
+
+    override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        for (row, expected) in request.updated {
+            expectedVersions.append(expected)
+            rows[primaryKey(of: row.objectID)!] = StoreRow(objectID: row.objectID, version: expected + 1, values: row.values)
+        }
+        for row in request.inserted { rows[primaryKey(of: row.objectID)!] = row }
+        return StoreSaveResult(updated: [])
+    }
+}
+
+@Suite("An object keeps its row's values and version, not the store's row")
+struct ObjectRowTests {
+    private static func stack() throws -> (NSManagedObjectContext, RowHandingStore) {
+        NSPersistentStoreCoordinator.registerStoreClass(RowHandingStore.self, type: RowHandingStore.typeName)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        let store = try #require(try coordinator.addPersistentStore(ofType: RowHandingStore.typeName, configurationName: nil, at: nil) as? RowHandingStore)
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return (context, store)
+    }
+
+    /// Memory per object (issue 6): a realized object and a fault holding a row keep the row's values and
+    /// version; the `StoreRow` the store answered with is freed once they are taken.
+    @Test func theStoresRowIsFreedOnceAnObjectHasTakenIt() throws {
+        let (context, store) = try Self.stack()
+        try context.performAndWait {
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+            company.setValue("Acme", forKey: "name")
+            try context.save()
+            let id = company.objectID
+            let key = try #require(store.primaryKey(of: id))
+            store.rows[key] = StoreRow(objectID: id, version: 7, values: store.rows[key]!.values)
+
+            let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            reader.persistentStoreCoordinator = context.persistentStoreCoordinator
+            try reader.performAndWait {
+                let object = try reader.existingObject(with: id)
+                #expect(!object.isFault)
+                #expect(store.handedOut.count == 1)
+                #expect(store.handedOut.allSatisfy { $0.row == nil }, "the realized object holds the store's row")
+                #expect(object.committedValues(forKeys: ["name"])["name"] as? String == "Acme")
+
+                // The version taken from the row is the one the next save expects.
+                object.setValue("Acme 2", forKey: "name")
+                try reader.save()
+                #expect(store.expectedVersions == [7])
+                #expect(store.rows[key]?.version == 8)
+                #expect(object.committedValues(forKeys: ["name"])["name"] as? String == "Acme 2")
+                try reader.save()
+                object.setValue("Acme 3", forKey: "name")
+                try reader.save()
+                #expect(store.expectedVersions == [7, 8], "the version after a save is the saved one")
+            }
+        }
+    }
+
+    /// A fault turned from a realized object drops the row it was read with along with its values: firing
+    /// it reads the store's row, whose version the next save expects.
+    @Test func aRefreshedObjectReadsTheStoresRowAndVersion() throws {
+        let (context, store) = try Self.stack()
+        try context.performAndWait {
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+            company.setValue("Acme", forKey: "name")
+            try context.save()
+            let key = try #require(store.primaryKey(of: company.objectID))
+            context.refresh(company, mergeChanges: false)
+            #expect(company.isFault)
+            store.rows[key] = StoreRow(objectID: company.objectID, version: 5, values: SlotValues(store.rows[key]!.values.map { $0 as? String == "Acme" ? "Acme (elsewhere)" : $0 }, plan: store.rows[key]!.values.plan))
+            #expect(company.value(forKey: "name") as? String == "Acme (elsewhere)")
+            #expect(company.committedValues(forKeys: ["name"])["name"] as? String == "Acme (elsewhere)")
+            #expect(store.handedOut.allSatisfy { $0.row == nil })
+            company.setValue("Acme 2", forKey: "name")
+            try context.save()
+            #expect(store.expectedVersions == [5])
+        }
+    }
+}
