@@ -93,13 +93,15 @@ public final class EntityLayout: @unchecked Sendable {
 }
 
 /// One stored object as a store returns it: its ID, its optimistic-locking version and its persistent
-/// values by slot of the entity's ``EntityLayout``. Rows are immutable and shared.
+/// values by slot of the entity's ``EntityLayout``. Immutable. A value, not an object: a fetch of N rows
+/// makes no allocation per row for the rows themselves, and an object keeps the row's values and version,
+/// not the row (each row object left a 48-byte hole between the objects and values that outlive it).
 ///
 /// Values are `nil` for NULL; an attribute's value has the attribute type's Swift representation
 /// (`NSNumber` for numbers and booleans, though ``values`` may hold an integer, double or boolean unboxed
 /// and box it when read; `String`, `Date`, `Data`, `Decimal`, `UUID`, `URL`, or the transformed object). A to-one relationship holds an `NSManagedObjectID` or nil. A to-many relationship
 /// holds `[NSManagedObjectID]` when the store knows it cheaply, or nil to mean "ask the store".
-public final class StoreRow: @unchecked Sendable {
+public struct StoreRow: @unchecked Sendable {
     public let objectID: NSManagedObjectID
     public let version: Int64
     /// The values by slot (numbers possibly unboxed: see ``SlotValues``).
@@ -116,7 +118,7 @@ public final class StoreRow: @unchecked Sendable {
     }
 
     /// A row of `values` as they are (numbers as `NSNumber`s or unboxed).
-    public convenience init(objectID: NSManagedObjectID, version: Int64, values: [Any?], hasValues: Bool = true) {
+    public init(objectID: NSManagedObjectID, version: Int64, values: [Any?], hasValues: Bool = true) {
         self.init(objectID: objectID, version: version, values: SlotValues(values), hasValues: hasValues)
     }
 

@@ -507,7 +507,7 @@ struct StoreUniquenessCheckTests {
             entity === employee && names == ["email"] && values.first as? String == "a@x" ? [stored] : []
         }
         #expect(conflicts.count == 1)
-        #expect(conflicts.first?.stored === stored)
+        #expect(conflicts.first?.stored?.objectID == stored.objectID)
         #expect(conflicts.first?.conflicting == [ids[0]])
         let clash = StoreSaveRequest(inserted: [row(ids[0], "a@x"), row(ids[1], "a@x")])
         let inSave = clash.uniquenessConflicts { _, _, _ in [] }
