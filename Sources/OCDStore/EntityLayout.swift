@@ -78,7 +78,7 @@ public final class EntityLayout: @unchecked Sendable {
         self.attributes = attributes
         self.relationships = relationships
         self.persistentSlots = persistent
-        self.temporaryIDScope = NSManagedObjectID.Scope(entity: entity, store: nil, identifier: nil)
+        self.temporaryIDScope = NSManagedObjectID.Scope(entity: entity, store: nil, identifier: nil, temporary: true)
     }
 
     /// The layout of `entity`, built on first use and kept by the entity. The entity's model must be in

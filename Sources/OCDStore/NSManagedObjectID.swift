@@ -16,7 +16,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// What the IDs of one entity in one store share (its temporary IDs share one with no store): kept
-    /// once and pointed to, so that an ID is four words, not eight.
+    /// once and pointed to, so that an ID is three words (with the object header, a 48-byte allocation).
     package final class Scope: @unchecked Sendable {
         let entity: NSEntityDescription
         /// The store, without keeping it alive (decision D24).
@@ -25,17 +25,27 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         let storeIdentifier: String?
         /// `baseHash(storeIdentifier:entity:)`: every ID's hash starts from it.
         let baseHash: Int
+        /// The scope of an entity's temporary IDs: its IDs' keys are `TemporaryKeys` numbers.
+        let isTemporary: Bool
 
-        package init(entity: NSEntityDescription, store: NSPersistentStore?, identifier: String?, baseHash: Int? = nil) {
+        package init(entity: NSEntityDescription, store: NSPersistentStore?, identifier: String?, baseHash: Int? = nil, temporary: Bool = false) {
             self.entity = entity
             self.storeReference = store?.backreference
             self.storeIdentifier = identifier
             self.baseHash = baseHash ?? NSManagedObjectID.baseHash(storeIdentifier: identifier, entity: entity)
+            self.isTemporary = temporary
         }
     }
 
     package let scope: Scope
-    package let key: Key
+    /// The primary key, or a temporary ID's number (see `TemporaryKeys`), as the scope says: one word,
+    /// where a `Key` takes 17 bytes and made every ID 16 bytes bigger (an allocation of 64 bytes, not 48).
+    package let rawKey: Int64
+
+    /// The key as a ``Key``.
+    package var key: Key {
+        scope.isTemporary ? .temporary(TemporaryKeys.uuid(of: UInt64(bitPattern: rawKey))) : .permanent(rawKey)
+    }
 
     /// The entity of the object this ID identifies.
     public var entity: NSEntityDescription { scope.entity }
@@ -53,7 +63,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     /// A permanent ID in the store and of the entity of `scope`.
     package init(scope: Scope, primaryKey: Int64) {
         self.scope = scope
-        self.key = .permanent(primaryKey)
+        self.rawKey = primaryKey
         // An odd multiplier spreads consecutive keys; dictionaries hash this value again with their seed.
         self.cachedHash = scope.baseHash ^ Int(bitPattern: UInt(bitPattern: Int(primaryKey)) &* 0x9E37_79B9_7F4A_7C15)
     }
@@ -69,26 +79,19 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
 
     package init(temporaryFor entity: NSEntityDescription) {
         let scope = EntityLayout.of(entity).temporaryIDScope
+        precondition(scope.isTemporary, "an entity layout's temporary-ID scope is made temporary")
         self.scope = scope
-        let uuid = TemporaryKeys.next()
-        self.key = .temporary(uuid)
-        // Temporary keys differ in their last eight bytes (a big-endian counter over one random base): read
-        // so that the counter's low bits are the number's, which the multiplication spreads upward.
-        let low = UInt64(bigEndian: withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) })
-        self.cachedHash = scope.baseHash ^ Int(bitPattern: UInt(low &* 0x9E37_79B9_7F4A_7C15))
+        let number = TemporaryKeys.next()
+        self.rawKey = Int64(bitPattern: number)
+        // Consecutive numbers: the multiplication spreads their low bits upward.
+        self.cachedHash = scope.baseHash ^ Int(bitPattern: UInt(number &* 0x9E37_79B9_7F4A_7C15))
     }
 
     /// True until the object is saved or given a permanent ID with `obtainPermanentIDs(for:)`.
-    public var isTemporaryID: Bool {
-        if case .temporary = key { return true }
-        return false
-    }
+    public var isTemporaryID: Bool { scope.isTemporary }
 
     /// The primary key of a permanent ID; nil for a temporary one.
-    package var primaryKey: Int64? {
-        if case .permanent(let pk) = key { return pk }
-        return nil
-    }
+    package var primaryKey: Int64? { scope.isTemporary ? nil : rawKey }
 
     /// A URI that archives this ID: `x-coredata://<store UUID>/<Entity>/p<primary key>` for a permanent ID,
     /// `x-coredata:///<Entity>/t<UUID>` for a temporary one. A coordinator resolves it with
@@ -114,8 +117,8 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     @usableFromInline package let cachedHash: Int
 
     public static func == (lhs: NSManagedObjectID, rhs: NSManagedObjectID) -> Bool {
-        lhs === rhs || (lhs.key == rhs.key && (lhs.scope === rhs.scope || (lhs.storeIdentifier == rhs.storeIdentifier
-                        && (lhs.entity === rhs.entity || lhs.entity.name == rhs.entity.name))))
+        lhs === rhs || (lhs.rawKey == rhs.rawKey && (lhs.scope === rhs.scope || (lhs.scope.isTemporary == rhs.scope.isTemporary
+                        && lhs.storeIdentifier == rhs.storeIdentifier && (lhs.entity === rhs.entity || lhs.entity.name == rhs.entity.name))))
     }
 
     public func copy(with zone: NSZone? = nil) -> Any { self }
@@ -125,15 +128,19 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     }
 }
 
-/// Unique keys for temporary IDs: one random UUID per process with a counter folded into its last
-/// eight bytes. `UUID()` reads the system's random source on every call, which cost more than the rest of
-/// creating an object.
+/// Unique keys for temporary IDs: a counter, whose UUID (for URIs) is one random UUID per process with
+/// the number folded into its last eight bytes. `UUID()` reads the system's random source on every call,
+/// which cost more than the rest of creating an object.
 enum TemporaryKeys {
     private static let base = UUID().uuid
     private static let counter = Atomic<UInt64>(0)
 
-    static func next() -> UUID {
-        let n = counter.add(1, ordering: .relaxed).newValue
+    static func next() -> UInt64 {
+        counter.add(1, ordering: .relaxed).newValue
+    }
+
+    /// The UUID of number `n`: unique in the process, and across processes as the random base is.
+    static func uuid(of n: UInt64) -> UUID {
         var bytes = base
         withUnsafeMutableBytes(of: &bytes) { raw in
             let low = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
