@@ -14,7 +14,7 @@ import Synchronization
 /// destroyed (its `deinit` may be waiting for the lock on another thread). Decision D21.
 final class ObjectRegistry: @unchecked Sendable {
     private struct Table: @unchecked Sendable {
-        var entries = IDTable()
+        var entries = IDTable(keys: ObjectKeys())
     }
 
     private let table = Mutex(Table())
@@ -36,6 +36,8 @@ final class ObjectRegistry: @unchecked Sendable {
         }
         set {
             if let newValue {
+                // The table finds an entry's ID through its object.
+                assert(newValue.objectID == id, "\(newValue) registered under \(id)")
                 let pointer = ObjectPointer(newValue)
                 newValue.registry = self
                 let replaced = table.withLock { table in table.entries.updateValue(pointer, forKey: id) }
@@ -55,15 +57,16 @@ final class ObjectRegistry: @unchecked Sendable {
 
     /// Gives each object its new ID: its entry (if it has one) moves to the new ID; one lock for all of
     /// them (a save moves every inserted object). The ID is set as its entry moves, so that an object
-    /// listed twice moves from its latest ID and is never left under two.
+    /// listed twice moves from its latest ID and is never left under two; and between the removal and
+    /// the insertion, as the table reads an entry's ID from its object.
     func move(_ moves: [(object: NSManagedObject, id: NSManagedObjectID, keepRegistered: Bool)]) {
         table.withLock { table in
             for (object, id, keepRegistered) in moves {
                 let pointer = ObjectPointer(object)
                 let old = object.objectID
                 if table.entries[old] == pointer { _ = table.entries.removeValue(forKey: old) }
-                if keepRegistered { _ = table.entries.updateValue(pointer, forKey: id) }
                 object.objectID = id
+                if keepRegistered { _ = table.entries.updateValue(pointer, forKey: id) }
             }
         }
         for (object, _, keepRegistered) in moves {
@@ -103,30 +106,37 @@ final class ObjectRegistry: @unchecked Sendable {
     }
 
     func removeAll() {
-        table.withLock { table in table.entries = IDTable() }
+        table.withLock { table in table.entries = IDTable(keys: ObjectKeys()) }
         releaseRetainedObjects()
     }
 }
 
-/// Object pointers by object ID: open addressing with linear probing, each entry holding the ID, its
-/// hash and the pointer side by side, so that a lookup at N = 100,000 touches one cache line of the table
+/// Object pointers by object ID: open addressing with linear probing, each entry holding the ID's hash
+/// and the pointer side by side, so that a lookup at N = 100,000 touches one cache line of the table
 /// where a `Dictionary` touches its bitmap, its keys and its values (`existingObject(with:)` is mostly
 /// cache misses). Deletion shifts the following entries back, so no tombstones build up.
+///
+/// An entry's ID is its object's (`Keys`), read only when the hashes match: a found object is touched
+/// anyway to retain it, and keeping the ID too made each entry 24 bytes instead of 16 (21 bytes per
+/// registered object at N = 100,000). So an object's ID must not change while it has an entry (the
+/// registry's `move` takes it out first).
 /// Package-visible for its tests (IDTableTests), which force collisions and wrap-around.
-package struct IDTable {
+package struct IDTable<Keys: IDTableKeys> {
     private struct Entry {
-        var id: NSManagedObjectID?
         var hash: Int
         var pointer: ObjectPointer?
     }
 
     private var entries: [Entry]
     private var shift: Int
+    private let keys: Keys
     package private(set) var count = 0
 
-    package init() {
-        entries = Array(repeating: Entry(id: nil, hash: 0, pointer: nil), count: 16)
+    /// An empty table whose entries' IDs `keys` tells from their pointers.
+    package init(keys: Keys) {
+        entries = Array(repeating: Entry(hash: 0, pointer: nil), count: 16)
         shift = 64 - 4
+        self.keys = keys
     }
 
     /// Fibonacci hashing: the ID's hash times the golden ratio, top bits. Spreads sequential keys.
@@ -143,8 +153,8 @@ package struct IDTable {
         return entries.withUnsafeBufferPointer { buffer in
             while true {
                 let entry = buffer[index]
-                guard let stored = entry.id else { return (index, false) }
-                if stored === id || (entry.hash == hash && stored == id) { return (index, true) }
+                guard let pointer = entry.pointer else { return (index, false) }
+                if entry.hash == hash && keys.entry(pointer, isFor: id) { return (index, true) }
                 index = (index + 1) & mask
             }
         }
@@ -168,7 +178,7 @@ package struct IDTable {
             grow()
             return updateValue(pointer, forKey: id)
         }
-        entries[index] = Entry(id: id, hash: hash, pointer: pointer)
+        entries[index] = Entry(hash: hash, pointer: pointer)
         count += 1
         return nil
     }
@@ -182,7 +192,7 @@ package struct IDTable {
         var next = (hole + 1) & mask
         // Backward shift: an entry after the hole moves into it unless its home lies cyclically in
         // (hole, next], where it would become unreachable.
-        while let _ = entries[next].id {
+        while entries[next].pointer != nil {
             let wanted = home(entries[next].hash)
             let stays = hole <= next ? (hole < wanted && wanted <= next) : (hole < wanted || wanted <= next)
             if !stays {
@@ -191,7 +201,7 @@ package struct IDTable {
             }
             next = (next + 1) & mask
         }
-        entries[hole] = Entry(id: nil, hash: 0, pointer: nil)
+        entries[hole] = Entry(hash: 0, pointer: nil)
         count -= 1
         return removed
     }
@@ -209,15 +219,16 @@ package struct IDTable {
 
     private mutating func grow() {
         let old = entries
-        entries = Array(repeating: Entry(id: nil, hash: 0, pointer: nil), count: old.count * 2)
+        entries = Array(repeating: Entry(hash: 0, pointer: nil), count: old.count * 2)
         shift -= 1
         count = 0
-        for entry in old {
-            if let id = entry.id, let pointer = entry.pointer {
-                let (index, _) = index(of: id, hash: entry.hash)
-                entries[index] = Entry(id: id, hash: entry.hash, pointer: pointer)
-                count += 1
-            }
+        let mask = entries.count - 1
+        for entry in old where entry.pointer != nil {
+            // Entries are distinct: the first empty entry from the home is the place, with no ID read.
+            var index = home(entry.hash)
+            while entries[index].pointer != nil { index = (index + 1) & mask }
+            entries[index] = entry
+            count += 1
         }
     }
 }
@@ -231,4 +242,23 @@ package struct ObjectPointer: Equatable, @unchecked Sendable {
     func tryRetain() -> ObjectPointer? { swift_tryRetain(raw).map(ObjectPointer.init(raw:)) }
     /// The object of a +1 pointer, taking over that reference.
     func takeRetained() -> NSManagedObject { Unmanaged<NSManagedObject>.fromOpaque(raw).takeRetainedValue() }
+}
+
+/// How an ``IDTable`` tells which ID an entry is for, from its pointer.
+package protocol IDTableKeys {
+    /// Whether the entry holding `pointer` is the entry of `id`.
+    func entry(_ pointer: ObjectPointer, isFor id: NSManagedObjectID) -> Bool
+}
+
+/// The registry's: an entry is for its object's ID, read without retaining the object. The table asks
+/// under its lock, where the object may be waiting in its `deinit` to leave the table (its properties
+/// are intact until then).
+struct ObjectKeys: IDTableKeys {
+    @inline(__always)
+    func entry(_ pointer: ObjectPointer, isFor id: NSManagedObjectID) -> Bool {
+        Unmanaged<NSManagedObject>.fromOpaque(pointer.raw)._withUnsafeGuaranteedRef { object in
+            let stored = object.objectID
+            return stored === id || stored == id
+        }
+    }
 }

@@ -48,6 +48,18 @@ struct IDTableTests {
         ObjectPointer(raw: UnsafeMutableRawPointer(bitPattern: (number + 1) * 16)!)
     }
 
+    /// The IDs of the test's pointers, which point to no object: the table reads an entry's ID from here.
+    private final class Names: IDTableKeys {
+        private var ids: [UnsafeMutableRawPointer: NSManagedObjectID] = [:]
+        /// Pointer `number`, stored under `id`.
+        func pointer(_ number: Int, for id: NSManagedObjectID) -> ObjectPointer {
+            let pointer = IDTableTests.pointer(number)
+            ids[pointer.raw] = id
+            return pointer
+        }
+        func entry(_ pointer: ObjectPointer, isFor id: NSManagedObjectID) -> Bool { ids[pointer.raw]! == id }
+    }
+
     private func maker() throws -> (TestStack, Maker) {
         let stack = try TestStack()
         let entity = try #require(stack.model.entitiesByName["Employee"])
@@ -57,14 +69,15 @@ struct IDTableTests {
     @Test func aClusterWrappingAroundTheEndStaysReachableAsItsEntriesAreRemoved() throws {
         let (stack, made) = try maker()
         var maker = made
-        var table = IDTable()
+        let names = Names()
+        var table = IDTable(keys: names)
         #expect(table.capacity == 16)
         let last = (0..<5).map { maker.id(hash: Maker.hash(home: 15, capacity: 16, noise: UInt64($0) * 7919)) }
         let first = maker.id(hash: Maker.hash(home: 0, capacity: 16, noise: 12345))
         for id in last { #expect(table.homeIndex(ofHash: id.cachedHash) == 15) }
         #expect(table.homeIndex(ofHash: first.cachedHash) == 0)
-        for (number, id) in last.enumerated() { #expect(table.updateValue(Self.pointer(number), forKey: id) == nil) }
-        #expect(table.updateValue(Self.pointer(99), forKey: first) == nil)
+        for (number, id) in last.enumerated() { #expect(table.updateValue(names.pointer(number, for: id), forKey: id) == nil) }
+        #expect(table.updateValue(names.pointer(99, for: first), forKey: first) == nil)
         // The cluster runs 15, 0, 1, 2, 3 and the entry homed at 0 comes after it.
         #expect(last.map { table.position(of: $0) } == [15, 0, 1, 2, 3])
         #expect(table.position(of: first) == 4)
@@ -99,10 +112,11 @@ struct IDTableTests {
     @Test func identicalHashesAreToldApartByEquality() throws {
         let (stack, made) = try maker()
         var maker = made
-        var table = IDTable()
+        let names = Names()
+        var table = IDTable(keys: names)
         let hash = Maker.hash(home: 14, capacity: 16)
         let ids = (0..<40).map { _ in maker.id(hash: hash) }
-        for (number, id) in ids.enumerated() { #expect(table.updateValue(Self.pointer(number), forKey: id) == nil) }
+        for (number, id) in ids.enumerated() { #expect(table.updateValue(names.pointer(number, for: id), forKey: id) == nil) }
         #expect(table.capacity == 64, "grown twice, rehashing 40 entries of one hash")
         for (number, id) in ids.enumerated() { #expect(table[id] == Self.pointer(number)) }
         // An equal ID that is another instance finds the entry.
@@ -110,7 +124,7 @@ struct IDTableTests {
                                      baseHash: hash ^ Int(bitPattern: UInt(bitPattern: 8) &* UInt(Self.golden)), primaryKey: 8)
         #expect(twin == ids[7] && twin !== ids[7])
         #expect(table[twin] == Self.pointer(7))
-        #expect(table.updateValue(Self.pointer(700), forKey: twin) == Self.pointer(7))
+        #expect(table.updateValue(names.pointer(700, for: twin), forKey: twin) == Self.pointer(7))
         for (number, id) in ids.enumerated() where number % 2 == 0 { #expect(table.removeValue(forKey: id) != nil) }
         for (number, id) in ids.enumerated() {
             #expect(table[id] == (number % 2 == 0 ? nil : Self.pointer(number == 7 ? 700 : number)))
@@ -134,7 +148,8 @@ struct IDTableTests {
             default: return maker.id(hash: Int(bitPattern: UInt(random.next())))
             }
         }
-        var table = IDTable()
+        let names = Names()
+        var table = IDTable(keys: names)
         var expected: [NSManagedObjectID: Int] = [:]
         var wrapped = 0
         for step in 0..<30_000 {
@@ -142,7 +157,7 @@ struct IDTableTests {
             switch random.next() % 8 {
             case 0..<3:
                 let value = step
-                #expect(table.updateValue(Self.pointer(value), forKey: id) == expected[id].map(Self.pointer))
+                #expect(table.updateValue(names.pointer(value, for: id), forKey: id) == expected[id].map(Self.pointer))
                 expected[id] = value
             case 3..<6:
                 #expect(table.removeValue(forKey: id) == expected[id].map(Self.pointer))
