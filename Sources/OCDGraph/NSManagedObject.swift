@@ -71,11 +71,34 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Current values by slot. A to-many slot holds a `ToManyStorage`, or nil while not loaded.
     @exclusivity(unchecked) var slots: SlotValues
+    /// Where the object's row is (see ``rowValues`` and ``faultBatch``).
+    enum RowState {
+        case none
+        case values(SlotValues)
+        case batch(FaultBatch)
+    }
+    /// One word for what were two: a fault has its row read ahead or a batch to read it with, never
+    /// both, and a realized object has no batch. A word less makes an object a 112-byte allocation, not
+    /// a 128-byte one.
+    @exclusivity(unchecked) var rowState: RowState = .none
+
     /// The object's row, as its values and version rather than the store's `StoreRow` (48 bytes less per
     /// object): for a realized object, the values last fetched or saved (nil for a new object); for a
     /// fault, a row already read, so that firing it needs no store trip (nil: read when fired). Turning
-    /// into a fault drops it, as it drops the values it was the snapshot of.
-    @exclusivity(unchecked) var rowValues: SlotValues?
+    /// into a fault drops it, as it drops the values it was the snapshot of. Setting it drops the batch.
+    var rowValues: SlotValues? {
+        @inline(__always) get {
+            if case .values(let values) = rowState { return values }
+            return nil
+        }
+        set {
+            if let newValue {
+                rowState = .values(newValue)
+            } else if case .values = rowState {
+                rowState = .none
+            }
+        }
+    }
     /// The version (`Z_OPT`) of ``rowValues``.
     @exclusivity(unchecked) var rowVersion: Int64 = 0
 
@@ -87,15 +110,28 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// ``rowValues`` as a `StoreRow`, made for the rare readers that take one (merge conflicts, merge
     /// policies).
-    var committedRow: StoreRow? {
+    var rowSnapshot: StoreRow? {
         rowValues.map { StoreRow(objectID: objectID, version: rowVersion, values: $0) }
     }
 
     /// The version of the row at hand, or nil without one.
     var knownRowVersion: Int64? { rowValues == nil ? nil : rowVersion }
     /// The objects fetched together with this fault (a `fetchBatchSize` fetch, a to-many relationship):
-    /// firing it reads its neighbours' rows in the same query.
-    @exclusivity(unchecked) var faultBatch: FaultBatch?
+    /// firing it reads its neighbours' rows in the same query. Only for a fault without ``rowValues``:
+    /// setting it drops them.
+    var faultBatch: FaultBatch? {
+        get {
+            if case .batch(let batch) = rowState { return batch }
+            return nil
+        }
+        set {
+            if let newValue {
+                rowState = .batch(newValue)
+            } else if case .batch = rowState {
+                rowState = .none
+            }
+        }
+    }
     @exclusivity(unchecked) var status: Status = []
     /// While positive, relationship changes do not update the inverse (the change *is* an inverse update).
     /// Beside `status` and the mask below, the three share one word.

@@ -108,11 +108,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         for object in registry.values {
             object.releaseValues()
             object.managedObjectContext = nil
+            // It leaves the table now: the table reads its entries' objects, and an object that outlives
+            // the context could be given another ID elsewhere, leaving its entry here to dangle.
+            object.registry = nil
         }
         for object in inserted.values where object.managedObjectContext == nil { object.releaseValues() }
         // The event ends with the context: an object that outlives it starts clean in another one.
         endEventValues()
-        registry.releaseRetainedObjects()
+        registry.removeAll()
     }
 
     // MARK: Concurrency

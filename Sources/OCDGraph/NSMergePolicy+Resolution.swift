@@ -63,7 +63,7 @@ extension NSMergePolicy {
                 // The store's update wins over the context's deletion (Apple undeletes the object).
                 context.refresh(object, mergeChanges: false)
             } else {
-                let storeChanged = Self.changedKeys(from: object.committedRow, to: row)
+                let storeChanged = Self.changedKeys(from: object.rowSnapshot, to: row)
                 context.merge(row, into: object, keeping: Set(object.changedValues().keys).subtracting(storeChanged))
             }
         }
@@ -159,7 +159,7 @@ extension NSMergePolicy {
     /// Apple's choice: an object that already held the values when it was read; else the stored object
     /// with the smallest primary key; else the first inserted one.
     static func survivor(of objects: [NSManagedObject], _ conflict: NSConstraintConflict) -> NSManagedObject {
-        if let holder = objects.first(where: { object in object.committedRow.map { matches($0, conflict.constraintValues) } ?? false }) {
+        if let holder = objects.first(where: { object in object.rowSnapshot.map { matches($0, conflict.constraintValues) } ?? false }) {
             return holder
         }
         let stored = objects.filter { !$0.isInserted }

@@ -42,7 +42,7 @@ public final class NSMergeConflict: NSObject, @unchecked Sendable {
         self.newVersionNumber = Int(stored?.version ?? 0)
         self.oldVersionNumber = Int(expectedVersion)
         self.persistedSnapshot = stored.map(Self.snapshot(of:))
-        self.cachedSnapshot = source.committedRow.map(Self.snapshot(of:))
+        self.cachedSnapshot = source.rowSnapshot.map(Self.snapshot(of:))
         self.objectSnapshot = Self.objectSnapshot(of: source)
         self.storedRow = stored
         self.storedRowKnown = true
@@ -131,7 +131,7 @@ extension NSManagedObjectContext {
                 return object
             }
             let snapshots: [Any] = objects.map { object -> Any in
-                object.committedRow.map { NSMergeConflict.snapshot(of: $0) as Any } ?? NSNull()
+                object.rowSnapshot.map { NSMergeConflict.snapshot(of: $0) as Any } ?? NSNull()
             }
             return NSConstraintConflict(constraint: conflict.constraint, database: database,
                                         databaseSnapshot: conflict.stored.map { row in

@@ -62,6 +62,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
 
     /// A permanent ID in the store and of the entity of `scope`.
     package init(scope: Scope, primaryKey: Int64) {
+        precondition(!scope.isTemporary, "a primary key in the scope of temporary IDs")
         self.scope = scope
         self.rawKey = primaryKey
         // An odd multiplier spreads consecutive keys; dictionaries hash this value again with their seed.

@@ -3,9 +3,7 @@ import OCDGraph
 import OCDModel
 import OCDStore
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+import OCDTestSupport
 
 /// An ID holds its key in one word, temporary or permanent as its scope says (issue 6's memory per
 /// object): these pin what that must not change.
@@ -43,16 +41,11 @@ struct ObjectIDLayoutTests {
     /// Three words after the object header: the allocator's 48-byte size class (usable 40 bytes), where the
     /// two-case key of a UUID made it 64.
     @Test func anIDIsAFortyByteObject() throws {
-        #if canImport(Glibc)
-        // glibc's, which its module does not export (malloc.h).
-        let symbol = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size"))
-        let usableSize = unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutableRawPointer?) -> Int).self)
         let temporary = NSManagedObjectID(temporaryFor: entity)
-        let permanent = NSManagedObjectID(scope: temporary.scope, primaryKey: 1)
+        let permanent = NSManagedObjectID(scope: NSManagedObjectID.Scope(entity: entity, store: nil, identifier: nil), primaryKey: 1)
         for id in [temporary, permanent] {
-            let size = withExtendedLifetime(id) { usableSize(Unmanaged.passUnretained(id).toOpaque()) }
+            guard let size = allocationUsableSize(of: id) else { return }
             #expect(size <= 40, "an ID takes \(size) usable bytes")
         }
-        #endif
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import OCDGraph
 import OCDModel
 import OCDStore
+import OCDTestSupport
 import Testing
 
 /// A store that hands out a new copy of its row each time it is asked for one, and records the versions
@@ -100,5 +101,16 @@ struct ObjectRowTests {
             try context.save()
             #expect(store.expectedVersions == [5])
         }
+    }
+
+    /// Memory per object (issue 6): a fault's row read ahead and its batch share one word, so that an
+    /// object of a class with no stored properties of its own is a 112-byte allocation (usable 104).
+    @Test func anObjectIsA112ByteAllocation() throws {
+        let entity = try #require(TestModel.make().entitiesByName["Company"])
+        // Exactly NSManagedObject: other tests give entities classes of their own.
+        let object = NSManagedObject(entity: entity, insertInto: nil)
+        #expect(type(of: object) == NSManagedObject.self)
+        guard let size = allocationUsableSize(of: object) else { return }
+        #expect(size <= 104, "an object takes \(size) usable bytes")
     }
 }
