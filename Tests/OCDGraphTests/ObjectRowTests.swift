@@ -48,16 +48,21 @@ struct ObjectRowTests {
         return (context, store)
     }
 
+    /// A Company named Acme, saved, and its key in `store`.
+    private static func savedCompany(in context: NSManagedObjectContext, _ store: RowHandingStore) throws -> (NSManagedObject, Int64) {
+        let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+        company.setValue("Acme", forKey: "name")
+        try context.save()
+        return (company, try #require(store.primaryKey(of: company.objectID)))
+    }
+
     /// A realized object keeps the values and version of the row it was read with (not the row itself):
     /// its committed values, and the version its next save expects.
     @Test func anObjectKeepsTheValuesAndVersionOfItsRow() throws {
         let (context, store) = try Self.stack()
         try context.performAndWait {
-            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
-            company.setValue("Acme", forKey: "name")
-            try context.save()
+            let (company, key) = try Self.savedCompany(in: context, store)
             let id = company.objectID
-            let key = try #require(store.primaryKey(of: id))
             store.rows[key] = StoreRow(objectID: id, version: 7, values: store.rows[key]!.values)
 
             let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
@@ -87,10 +92,7 @@ struct ObjectRowTests {
     @Test func aRefreshedObjectReadsTheStoresRowAndVersion() throws {
         let (context, store) = try Self.stack()
         try context.performAndWait {
-            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
-            company.setValue("Acme", forKey: "name")
-            try context.save()
-            let key = try #require(store.primaryKey(of: company.objectID))
+            let (company, key) = try Self.savedCompany(in: context, store)
             context.refresh(company, mergeChanges: false)
             #expect(company.isFault)
             store.rows[key] = StoreRow(objectID: company.objectID, version: 5, values: SlotValues(store.rows[key]!.values.map { $0 as? String == "Acme" ? "Acme (elsewhere)" : $0 }, plan: store.rows[key]!.values.plan))
@@ -100,6 +102,25 @@ struct ObjectRowTests {
             company.setValue("Acme 2", forKey: "name")
             try context.save()
             #expect(store.expectedVersions == [5])
+        }
+    }
+
+    /// `rollback()` restores the last committed state: for an object whose row was deleted behind the
+    /// context after it was refreshed, there is none. It goes back to being a fault (which finds no row
+    /// again when fired), not to the values it was read with before the refresh, which the store no
+    /// longer has.
+    @Test func rollbackOfAnInaccessibleObjectLeavesAFaultNotItsOldValues() throws {
+        let (context, store) = try Self.stack()
+        try context.performAndWait {
+            let (company, key) = try Self.savedCompany(in: context, store)
+            context.refresh(company, mergeChanges: false)
+            store.rows[key] = nil
+            #expect(company.value(forKey: "name") == nil, "an inaccessible fault fires to nil values")
+            #expect(company.isDeleted)
+            context.rollback()
+            #expect(!company.isDeleted)
+            #expect(company.isFault, "not restored from the values read before the refresh")
+            #expect(company.committedValues(forKeys: nil).isEmpty)
         }
     }
 
