@@ -14,7 +14,7 @@ import Synchronization
 /// destroyed (its `deinit` may be waiting for the lock on another thread). Decision D21.
 final class ObjectRegistry: @unchecked Sendable {
     private struct Table: @unchecked Sendable {
-        var entries = IDTable(keys: ObjectKeys())
+        var entries = ObjectTable(keys: ObjectKeys())
     }
 
     private let table = Mutex(Table())
@@ -106,7 +106,7 @@ final class ObjectRegistry: @unchecked Sendable {
     }
 
     func removeAll() {
-        table.withLock { table in table.entries = IDTable(keys: ObjectKeys()) }
+        table.withLock { table in table.entries = ObjectTable(keys: ObjectKeys()) }
         releaseRetainedObjects()
     }
 }

@@ -18,15 +18,15 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     /// What the IDs of one entity in one store share (its temporary IDs share one with no store): kept
     /// once and pointed to, so that an ID is three words (with the object header, a 48-byte allocation).
     package final class Scope: @unchecked Sendable {
-        let entity: NSEntityDescription
+        package let entity: NSEntityDescription
         /// The store, without keeping it alive (decision D24).
         let storeReference: Backreference?
         // Kept apart from the store so that equality and hashing survive the store object going away.
         let storeIdentifier: String?
         /// `baseHash(storeIdentifier:entity:)`: every ID's hash starts from it.
-        let baseHash: Int
+        package let baseHash: Int
         /// The scope of an entity's temporary IDs: its IDs' keys are `TemporaryKeys` numbers.
-        let isTemporary: Bool
+        package let isTemporary: Bool
 
         package init(entity: NSEntityDescription, store: NSPersistentStore?, identifier: String?, baseHash: Int? = nil, temporary: Bool = false) {
             self.entity = entity
@@ -34,6 +34,14 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
             self.storeIdentifier = identifier
             self.baseHash = baseHash ?? NSManagedObjectID.baseHash(storeIdentifier: identifier, entity: entity)
             self.isTemporary = temporary
+        }
+
+        /// Whether the IDs of this scope equal those of `other` with the same key: the same kind, store
+        /// identifier and entity name (`==`'s rule; a scope is one object per entity and store in the
+        /// usual case, but IDs made from URIs or by other coordinators bring their own).
+        package func isEquivalent(to other: Scope) -> Bool {
+            self === other || (isTemporary == other.isTemporary && storeIdentifier == other.storeIdentifier
+                               && (entity === other.entity || entity.name == other.entity.name))
         }
     }
 
@@ -118,8 +126,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     @usableFromInline package let cachedHash: Int
 
     public static func == (lhs: NSManagedObjectID, rhs: NSManagedObjectID) -> Bool {
-        lhs === rhs || (lhs.rawKey == rhs.rawKey && (lhs.scope === rhs.scope || (lhs.scope.isTemporary == rhs.scope.isTemporary
-                        && lhs.storeIdentifier == rhs.storeIdentifier && (lhs.entity === rhs.entity || lhs.entity.name == rhs.entity.name))))
+        lhs === rhs || (lhs.rawKey == rhs.rawKey && lhs.scope.isEquivalent(to: rhs.scope))
     }
 
     public func copy(with zone: NSZone? = nil) -> Any { self }

@@ -1,0 +1,198 @@
+import Foundation
+import OCDTestSupport
+import Testing
+import OCDGraph
+import OCDModel
+import OCDStore
+
+// The registry's table (ObjectTable, decision D32): permanent IDs with dense primary keys go into an array
+// per entity and store, the rest into the hashed IDTable. Every check is a lookup, a replacement or a
+// removal through the table's API, so an ID left in two places, or in neither, shows.
+
+@Suite("Object registry: runs of dense primary keys beside the hashed table")
+struct ObjectTableTests {
+    /// The IDs of the test's pointers, which point to no object: the table reads an entry's ID from here.
+    private final class Names: IDTableKeys {
+        private var ids: [UnsafeMutableRawPointer: NSManagedObjectID] = [:]
+        /// Pointer `number`, stored under `id`.
+        func pointer(_ number: Int, for id: NSManagedObjectID) -> ObjectPointer {
+            let pointer = ObjectTableTests.pointer(number)
+            ids[pointer.raw] = id
+            return pointer
+        }
+        func entry(_ pointer: ObjectPointer, isFor id: NSManagedObjectID) -> Bool { ids[pointer.raw]! == id }
+    }
+
+    private static func pointer(_ number: Int) -> ObjectPointer {
+        ObjectPointer(raw: UnsafeMutableRawPointer(bitPattern: (number + 1) * 16)!)
+    }
+
+    /// A stack (kept alive by the caller), and the scopes of Employee and Department in its store.
+    private func scopes() throws -> (TestStack, employees: NSManagedObjectID.Scope, departments: NSManagedObjectID.Scope) {
+        let stack = try TestStack()
+        let employee = try #require(stack.model.entitiesByName["Employee"])
+        let department = try #require(stack.model.entitiesByName["Department"])
+        return (stack, NSManagedObjectID.Scope(entity: employee, store: stack.store, identifier: stack.store.identifier),
+                NSManagedObjectID.Scope(entity: department, store: stack.store, identifier: stack.store.identifier))
+    }
+
+    @Test func consecutiveKeysFillOneRunInEitherOrder() throws {
+        let (stack, employees, departments) = try scopes()
+        let names = Names()
+        var table = ObjectTable(keys: names)
+        let ascending = (1...1000).map { NSManagedObjectID(scope: employees, primaryKey: Int64($0)) }
+        let descending = (1...1000).reversed().map { NSManagedObjectID(scope: departments, primaryKey: Int64($0)) }
+        for (number, id) in ascending.enumerated() { #expect(table.updateValue(names.pointer(number, for: id), forKey: id) == nil) }
+        for (number, id) in descending.enumerated() { #expect(table.updateValue(names.pointer(5000 + number, for: id), forKey: id) == nil) }
+        #expect(table.countInRuns == 2000)
+        #expect(table.countHashed == 0)
+        #expect(table.count == 2000)
+        for (number, id) in ascending.enumerated() { #expect(table[id] == Self.pointer(number)) }
+        for (number, id) in descending.enumerated() { #expect(table[id] == Self.pointer(5000 + number)) }
+        // Each run's array doubled as it grew, upwards for one and downwards for the other.
+        let up = try #require(table.runKeys(of: ascending[0]))
+        let down = try #require(table.runKeys(of: descending[0]))
+        #expect(up.contains(1) && up.contains(1000) && up.count <= 2048)
+        #expect(down.contains(1) && down.contains(1000) && down.count <= 2048)
+        #expect(Set(table.values.map(\.raw)).count == 2000)
+        _ = stack
+    }
+
+    @Test func aKeyFarFromItsRunIsHashedAndStaysReachableOnceTheRunReachesIt() throws {
+        let (stack, employees, _) = try scopes()
+        let names = Names()
+        var table = ObjectTable(keys: names)
+        let id = { (key: Int64) in NSManagedObjectID(scope: employees, primaryKey: key) }
+        for key in 1...10 { _ = table.updateValue(names.pointer(Int(key), for: id(Int64(key))), forKey: id(Int64(key))) }
+        let far = id(500)
+        #expect(table.updateValue(names.pointer(500, for: far), forKey: far) == nil)
+        #expect(table.countHashed == 1, "500 is far from 1...10: the run would be mostly empty")
+        #expect(table[far] == Self.pointer(500))
+        // The run grows through 500 as keys arrive in order: the entry in the hashed table is still the
+        // one found, replaced and removed, never doubled by one in the run.
+        for key in 11...700 where key != 500 {
+            #expect(table.updateValue(names.pointer(key, for: id(Int64(key))), forKey: id(Int64(key))) == nil)
+        }
+        #expect(try #require(table.runKeys(of: far)).contains(500))
+        #expect(table.countHashed == 1)
+        #expect(table[id(500)] == Self.pointer(500))
+        #expect(table.updateValue(names.pointer(9500, for: far), forKey: far) == Self.pointer(500))
+        #expect(table.countHashed == 1)
+        #expect(table.count == 700)
+        #expect(table.removeValue(forKey: id(500)) == Self.pointer(9500))
+        #expect(table[far] == nil)
+        #expect(table.removeValue(forKey: far) == nil, "removed twice")
+        #expect(table.count == 699)
+        _ = stack
+    }
+
+    @Test func anEqualIDOfAnotherScopeObjectFindsTheEntry() throws {
+        let (stack, employees, _) = try scopes()
+        let names = Names()
+        var table = ObjectTable(keys: names)
+        let twinScope = NSManagedObjectID.Scope(entity: employees.entity, store: stack.store, identifier: stack.store.identifier)
+        let id = NSManagedObjectID(scope: employees, primaryKey: 7)
+        let twin = NSManagedObjectID(scope: twinScope, primaryKey: 7)
+        #expect(twin == id && twin.scope !== id.scope)
+        #expect(table.updateValue(names.pointer(1, for: id), forKey: id) == nil)
+        #expect(table[twin] == Self.pointer(1))
+        #expect(table.updateValue(names.pointer(2, for: twin), forKey: twin) == Self.pointer(1))
+        #expect(table.count == 1)
+        // A neighbour made through the other scope object joins the same run.
+        let neighbour = NSManagedObjectID(scope: twinScope, primaryKey: 8)
+        #expect(table.updateValue(names.pointer(3, for: neighbour), forKey: neighbour) == nil)
+        #expect(table.countInRuns == 2)
+        #expect(table.removeValue(forKey: id) == Self.pointer(2))
+        #expect(table[twin] == nil)
+        _ = stack
+    }
+
+    @Test func temporaryNegativeAndHugeKeysAreHashed() throws {
+        let (stack, employees, _) = try scopes()
+        let names = Names()
+        var table = ObjectTable(keys: names)
+        let ids = [NSManagedObjectID(temporaryFor: employees.entity), NSManagedObjectID(temporaryFor: employees.entity),
+                   NSManagedObjectID(scope: employees, primaryKey: -3), NSManagedObjectID(scope: employees, primaryKey: .max)]
+        for (number, id) in ids.enumerated() { #expect(table.updateValue(names.pointer(number, for: id), forKey: id) == nil) }
+        #expect(table.countHashed == 4)
+        #expect(table.countInRuns == 0)
+        for (number, id) in ids.enumerated() { #expect(table[id] == Self.pointer(number)) }
+        // A temporary ID never finds the entry of a permanent one with the same number.
+        let permanent = NSManagedObjectID(scope: employees, primaryKey: ids[0].rawKey)
+        #expect(table[permanent] == nil)
+        _ = stack
+    }
+
+    @Test func aThinnedRunIsLaidOutAgainAndAnEmptyOneDropped() throws {
+        let (stack, employees, _) = try scopes()
+        let names = Names()
+        var table = ObjectTable(keys: names)
+        let ids = (1...4000).map { NSManagedObjectID(scope: employees, primaryKey: Int64($0)) }
+        for (number, id) in ids.enumerated() { _ = table.updateValue(names.pointer(number, for: id), forKey: id) }
+        #expect(try #require(table.runKeys(of: ids[0])).count == 4096)
+        // Keep 3001...3100 alive.
+        for (number, id) in ids.enumerated() where !(3000..<3100).contains(number) {
+            #expect(table.removeValue(forKey: id) == Self.pointer(number))
+        }
+        let keys = try #require(table.runKeys(of: ids[3000]))
+        #expect(keys.contains(3001) && keys.contains(3100) && keys.count <= 256, "laid out again over \(keys)")
+        for (number, id) in ids.enumerated() { #expect(table[id] == ((3000..<3100).contains(number) ? Self.pointer(number) : nil)) }
+        #expect(table.count == 100)
+        for id in ids[3000..<3100] { _ = table.removeValue(forKey: id) }
+        #expect(table.runKeys(of: ids[0]) == nil, "an empty run is dropped")
+        #expect(table.count == 0)
+        // A new run starts wherever keys start again.
+        let later = NSManagedObjectID(scope: employees, primaryKey: 90_000)
+        #expect(table.updateValue(names.pointer(1, for: later), forKey: later) == nil)
+        #expect(table.countInRuns == 1)
+        _ = stack
+    }
+
+    /// Random insertions, replacements, removals and lookups over keys that are mostly dense, with some
+    /// far away, in two entities, through two scope objects of one of them, and temporary IDs, checked
+    /// against a `Dictionary` after each step and in full every few hundred.
+    @Test func randomOperationsAgreeWithADictionary() throws {
+        let (stack, employees, departments) = try scopes()
+        let twinScope = NSManagedObjectID.Scope(entity: employees.entity, store: stack.store, identifier: stack.store.identifier)
+        var random = SplitMix64(seed: 0x0CD_2611)
+        var ids: [NSManagedObjectID] = []
+        for key in 1...600 {
+            let scope = key % 3 == 0 ? departments : (key % 7 == 0 ? twinScope : employees)
+            ids.append(NSManagedObjectID(scope: scope, primaryKey: Int64(key)))
+        }
+        for _ in 0..<60 { ids.append(NSManagedObjectID(scope: employees, primaryKey: Int64(random.next() % 1_000_000))) }
+        for _ in 0..<40 { ids.append(NSManagedObjectID(temporaryFor: employees.entity)) }
+        // Equal IDs made through the other scope object: the same entries.
+        for key in stride(from: 1, through: 600, by: 11) where key % 3 != 0 {
+            ids.append(NSManagedObjectID(scope: key % 7 == 0 ? employees : twinScope, primaryKey: Int64(key)))
+        }
+        let names = Names()
+        var table = ObjectTable(keys: names)
+        var expected: [NSManagedObjectID: Int] = [:]
+        var sawHashed = false, sawRuns = false
+        for step in 0..<40_000 {
+            // Sweeps through the keys in order, as fetches do, and single random picks.
+            let id = ids[step % 4 < 2 ? (step / 4) % ids.count : Int(random.next() % UInt64(ids.count))]
+            switch random.next() % 8 {
+            case 0..<4:
+                #expect(table.updateValue(names.pointer(step, for: id), forKey: id) == expected[id].map(Self.pointer))
+                expected[id] = step
+            case 4..<6:
+                #expect(table.removeValue(forKey: id) == expected[id].map(Self.pointer))
+                expected[id] = nil
+            default:
+                #expect(table[id] == expected[id].map(Self.pointer))
+            }
+            #expect(table.count == expected.count)
+            sawHashed = sawHashed || table.countHashed > 0
+            sawRuns = sawRuns || table.countInRuns > 100
+            if step % 500 == 499 {
+                for id in ids { #expect(table[id] == expected[id].map(Self.pointer)) }
+                #expect(Set(table.values.map(\.raw)) == Set(expected.values.map { Self.pointer($0).raw }))
+                #expect(table.values.count == expected.count)
+            }
+        }
+        #expect(sawHashed && sawRuns)
+        _ = stack
+    }
+}
