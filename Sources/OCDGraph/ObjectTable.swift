@@ -22,6 +22,18 @@ package struct ObjectTable<Keys: IDTableKeys> {
         var base: Int64
         var slots: [ObjectPointer?]
         var count: Int
+        /// The count under which a removal next looks whether the run can be laid out smaller: an eighth
+        /// of the slots, then half the count at each look, so that a run whose live keys stay spread
+        /// out is not scanned on every removal.
+        var compactBelow: Int
+
+        init(scope: NSManagedObjectID.Scope, base: Int64, slots: [ObjectPointer?], count: Int) {
+            self.scope = scope
+            self.base = base
+            self.slots = slots
+            self.count = count
+            compactBelow = slots.count / 8
+        }
     }
 
     /// How many empty slots a run may have beyond one per live entry.
@@ -48,9 +60,8 @@ package struct ObjectTable<Keys: IDTableKeys> {
     @inline(__always)
     private func runIndex(of scope: NSManagedObjectID.Scope) -> Int? {
         for index in runs.indices where runs[index].scope === scope { return index }
-        for index in runs.indices where runs[index].scope.baseHash == scope.baseHash && runs[index].scope.isEquivalent(to: scope) {
-            return index
-        }
+        // Not by `baseHash` first: a scope made for tests of hashing has its own, equivalent or not.
+        for index in runs.indices where runs[index].scope.isEquivalent(to: scope) { return index }
         return nil
     }
 
@@ -120,6 +131,8 @@ package struct ObjectTable<Keys: IDTableKeys> {
         return values
     }
 
+    /// For tests: how many times removals scanned a run for its live keys.
+    package private(set) var compactionScans = 0
     /// For tests: how many entries are in runs and in the hashed table, and the key range of `id`'s run.
     package var countInRuns: Int { runs.reduce(0) { $0 + $1.count } }
     package var countHashed: Int { hashed.count }
@@ -148,8 +161,10 @@ package struct ObjectTable<Keys: IDTableKeys> {
             return
         }
         let capacity = runs[run].slots.count
-        guard capacity > Self.minimumCompactedCapacity, runs[run].count * 8 < capacity,
-              let first = runs[run].slots.firstIndex(where: { $0 != nil }),
+        guard capacity > Self.minimumCompactedCapacity, runs[run].count < runs[run].compactBelow else { return }
+        runs[run].compactBelow = runs[run].count / 2
+        compactionScans += 1
+        guard let first = runs[run].slots.firstIndex(where: { $0 != nil }),
               let last = runs[run].slots.lastIndex(where: { $0 != nil }) else { return }
         let span = Int64(last - first + 1)
         guard span <= 2 * Int64(runs[run].count) + Self.slack else { return }
@@ -162,6 +177,7 @@ package struct ObjectTable<Keys: IDTableKeys> {
         for (index, pointer) in runs[run].slots.enumerated() where pointer != nil { slots[index + shift] = pointer }
         runs[run].slots = slots
         runs[run].base = base
+        runs[run].compactBelow = capacity / 8
     }
 
     private static func powerOfTwo(atLeast value: Int64) -> Int64 {

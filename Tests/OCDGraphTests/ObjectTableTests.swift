@@ -123,28 +123,91 @@ struct ObjectTableTests {
         _ = stack
     }
 
-    @Test func aThinnedRunIsLaidOutAgainAndAnEmptyOneDropped() throws {
+    @Test func aThinnedRunIsLaidOutAgainOverItsLiveKeysAndAnEmptyOneDropped() throws {
+        let (stack, employees, departments) = try scopes()
+        let names = Names()
+        var table = ObjectTable(keys: names)
+        let ids = (1...4000).map { NSManagedObjectID(scope: employees, primaryKey: Int64($0)) }
+        for (number, id) in ids.enumerated() { _ = table.updateValue(names.pointer(number, for: id), forKey: id) }
+        let department = NSManagedObjectID(scope: departments, primaryKey: 1)
+        _ = table.updateValue(names.pointer(9999, for: department), forKey: department)
+        #expect(try #require(table.runKeys(of: ids[0])).count == 4096)
+        // Released in key order, all but the last 100: the run shrinks to the keys still alive.
+        for (number, id) in ids.enumerated().prefix(3900) { #expect(table.removeValue(forKey: id) == Self.pointer(number)) }
+        let keys = try #require(table.runKeys(of: ids[3999]))
+        #expect(keys.contains(3901) && keys.contains(4000) && keys.count <= 512, "laid out again over \(keys)")
+        for (number, id) in ids.enumerated() { #expect(table[id] == (number >= 3900 ? Self.pointer(number) : nil)) }
+        #expect(table.count == 101)
+        // The first of two runs empties: it goes, and the other keeps its entry.
+        for id in ids[3900...] { _ = table.removeValue(forKey: id) }
+        #expect(table.runKeys(of: ids[0]) == nil, "an empty run is dropped")
+        #expect(table[department] == Self.pointer(9999))
+        #expect(table.count == 1)
+        // A new run starts wherever keys start again.
+        let later = NSManagedObjectID(scope: employees, primaryKey: 90_000)
+        #expect(table.updateValue(names.pointer(1, for: later), forKey: later) == nil)
+        #expect(table.countInRuns == 2)
+        _ = stack
+    }
+
+    @Test func aRunWhoseLiveKeysStaySpreadOutKeepsItsArrayAndItsEntries() throws {
         let (stack, employees, _) = try scopes()
         let names = Names()
         var table = ObjectTable(keys: names)
         let ids = (1...4000).map { NSManagedObjectID(scope: employees, primaryKey: Int64($0)) }
         for (number, id) in ids.enumerated() { _ = table.updateValue(names.pointer(number, for: id), forKey: id) }
+        // Every 40th stays: 100 keys over the whole range, too spread out for a smaller array.
+        for (number, id) in ids.enumerated() where number % 40 != 0 { _ = table.removeValue(forKey: id) }
         #expect(try #require(table.runKeys(of: ids[0])).count == 4096)
-        // Keep 3001...3100 alive.
-        for (number, id) in ids.enumerated() where !(3000..<3100).contains(number) {
-            #expect(table.removeValue(forKey: id) == Self.pointer(number))
-        }
-        let keys = try #require(table.runKeys(of: ids[3000]))
-        #expect(keys.contains(3001) && keys.contains(3100) && keys.count <= 256, "laid out again over \(keys)")
-        for (number, id) in ids.enumerated() { #expect(table[id] == ((3000..<3100).contains(number) ? Self.pointer(number) : nil)) }
-        #expect(table.count == 100)
-        for id in ids[3000..<3100] { _ = table.removeValue(forKey: id) }
-        #expect(table.runKeys(of: ids[0]) == nil, "an empty run is dropped")
+        for (number, id) in ids.enumerated() { #expect(table[id] == (number % 40 == 0 ? Self.pointer(number) : nil)) }
+        for (number, id) in ids.enumerated() where number % 40 == 0 { #expect(table.removeValue(forKey: id) == Self.pointer(number)) }
         #expect(table.count == 0)
-        // A new run starts wherever keys start again.
-        let later = NSManagedObjectID(scope: employees, primaryKey: 90_000)
-        #expect(table.updateValue(names.pointer(1, for: later), forKey: later) == nil)
+        #expect(table.runKeys(of: ids[0]) == nil)
+        // The run was scanned for its live keys each time its count halved, not on every removal.
+        #expect(table.compactionScans <= 12, "\(table.compactionScans) scans")
+        _ = stack
+    }
+
+    @Test func scopesOfEqualIDsMatchByEntityNameAcrossModels() throws {
+        let (stack, employees, departments) = try scopes()
+        let otherModel = TestModel.make()
+        let otherEmployee = try #require(otherModel.entitiesByName["Employee"])
+        #expect(otherEmployee !== employees.entity)
+        let otherScope = NSManagedObjectID.Scope(entity: otherEmployee, store: stack.store, identifier: stack.store.identifier)
+        // A scope of another entity that shares the first's hash is still another run.
+        let sameHash = NSManagedObjectID.Scope(entity: departments.entity, store: stack.store, identifier: stack.store.identifier,
+                                               baseHash: employees.baseHash)
+        let names = Names()
+        var table = ObjectTable(keys: names)
+        let id = NSManagedObjectID(scope: employees, primaryKey: 5)
+        #expect(table.updateValue(names.pointer(1, for: id), forKey: id) == nil)
+        #expect(table[NSManagedObjectID(scope: otherScope, primaryKey: 5)] == Self.pointer(1))
+        let impostor = NSManagedObjectID(scope: sameHash, primaryKey: 5)
+        #expect(impostor != id)
+        #expect(table[impostor] == nil)
+        #expect(table.updateValue(names.pointer(2, for: impostor), forKey: impostor) == nil)
+        #expect(table[id] == Self.pointer(1) && table[impostor] == Self.pointer(2))
+        #expect(table.countInRuns == 2)
+        _ = stack
+    }
+
+    @Test func keysFromTwoToTheSixtySecondAreHashed() throws {
+        let (stack, employees, departments) = try scopes()
+        let names = Names()
+        var table = ObjectTable(keys: names)
+        let largest = NSManagedObjectID(scope: employees, primaryKey: (1 << 62) - 1)
+        let tooLarge = NSManagedObjectID(scope: departments, primaryKey: 1 << 62)
+        #expect(table.updateValue(names.pointer(1, for: largest), forKey: largest) == nil)
+        #expect(table.updateValue(names.pointer(2, for: tooLarge), forKey: tooLarge) == nil)
         #expect(table.countInRuns == 1)
+        #expect(table.countHashed == 1)
+        #expect(table.runKeys(of: largest)?.contains((1 << 62) - 1) == true)
+        #expect(table[largest] == Self.pointer(1) && table[tooLarge] == Self.pointer(2))
+        // Far from the run at 2^62 - 1, a small key of the same entity is hashed.
+        let small = NSManagedObjectID(scope: employees, primaryKey: 3)
+        #expect(table.updateValue(names.pointer(3, for: small), forKey: small) == nil)
+        #expect(table.countHashed == 2)
+        #expect(table[small] == Self.pointer(3))
         _ = stack
     }
 
