@@ -494,6 +494,18 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Fills a fault from its cached row or the store.
     func fireFault() {
         guard status.contains(.fault) else { return }
+        // A fault with its row read ahead (a fetch's) of an entity of attributes only shares the row's
+        // values: the context is not needed, and loading it (a lock and a retain) was a fifth of firing.
+        // A context that went away took the row with it (`releaseValues`), so this is a live one's fault.
+        if case .values(let values) = rowState, contextReference != nil, layout.hasOnlyPersistentAttributes,
+           values.count == slots.count, !hasPrimitiveAccessors {
+            status.remove(.fault)
+            slots = values
+            status.insert(.awakingFromFetch)
+            awakeFromFetch()
+            status.remove(.awakingFromFetch)
+            return
+        }
         guard let context = managedObjectContext else {
             status.remove(.fault)
             return
