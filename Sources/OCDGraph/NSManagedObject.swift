@@ -53,7 +53,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The entity of the object (its layout's: one word less per object).
     public var entity: NSEntityDescription { layout.entity }
     /// The object's ID: temporary until the object is saved (or given a permanent ID).
-    public internal(set) var objectID: NSManagedObjectID
+    // Unchecked (D23): every registry lookup reads it, and the runtime's access check was a sixth of one.
+    @exclusivity(unchecked) public internal(set) var objectID: NSManagedObjectID
     /// The context the object is registered in; nil for an object not inserted (or deleted and saved).
     public internal(set) var managedObjectContext: NSManagedObjectContext? {
         get { contextReference?.load(as: NSManagedObjectContext.self) }
