@@ -105,9 +105,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         backreference.clear()
         // Related objects hold each other strongly; releasing their values breaks those cycles, as a
         // deallocated Core Data context leaves its objects without data.
-        for object in registry.values {
+        let objects = registry.values
+        // First, for all of them: releasing a value can run code (its deinit) that fires another object's
+        // fault, which must find no context rather than fill itself from the row it read ahead.
+        for object in objects { object.managedObjectContext = nil }
+        for object in objects {
             object.releaseValues()
-            object.managedObjectContext = nil
             // It leaves the table now: the table reads its entries' objects, and an object that outlives
             // the context could be given another ID elsewhere, leaving its entry here to dangle.
             object.registry = nil

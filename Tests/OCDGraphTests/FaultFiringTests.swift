@@ -22,6 +22,13 @@ final class AwakeRecordingReading: NSManagedObject, @unchecked Sendable {
     }
 }
 
+/// Runs its action when it goes away: a value whose release runs code.
+final class Tripwire: NSObject, @unchecked Sendable {
+    private let action: () -> Void
+    init(_ action: @escaping () -> Void) { self.action = action }
+    deinit { action() }
+}
+
 /// Faults fetched with their rows read ahead, of an entity with attributes only, fire from that row
 /// without asking their context (the fast path of `fireFault`): what firing promises still holds there.
 @Suite("Fault firing from a row read ahead")
@@ -29,7 +36,8 @@ struct FaultFiringTests {
     private static func stack() throws -> TestStack {
         NSManagedObjectModel.registerManagedObjectClass(AwakeRecordingReading.self, forName: AwakeRecordingReading.className)
         let reading = TestModel.entity("Reading", [TestModel.attribute("value", .integer64AttributeType),
-                                                   TestModel.attribute("note", .stringAttributeType)])
+                                                   TestModel.attribute("note", .stringAttributeType),
+                                                   TestModel.attribute("blob", .transformableAttributeType)])
         reading.managedObjectClassName = AwakeRecordingReading.className
         let model = NSManagedObjectModel()
         model.entities = [reading]
@@ -87,5 +95,54 @@ struct FaultFiringTests {
         #expect(reading.value(forKey: "value") == nil, "the context took its row with it")
         #expect(!reading.isFault)
         #expect(reading.awakenings == 0)
+    }
+
+    /// A fault fetched again before it fires takes the newer row the fetch read, and a save of a change
+    /// after it expects that row's version (no conflict).
+    @Test func aFaultFetchedAgainFiresFromTheNewerRowAndSavesAgainstItsVersion() throws {
+        let stack = try Self.stack()
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = stack.coordinator
+        let reading = try #require(try Self.faults(in: context).first)
+        let other = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        other.persistentStoreCoordinator = stack.coordinator
+        let elsewhere = try other.existingObject(with: reading.objectID)
+        elsewhere.setValue(Int64(10), forKey: "value")
+        try other.save()
+        #expect(reading.isFault)
+        _ = try Self.faults(in: context)
+        #expect(reading.isFault)
+        #expect(reading.value(forKey: "value") as? Int64 == 10)
+        #expect(reading.awakenings == 1)
+        reading.setValue("edited", forKey: "note")
+        try context.save()
+        let check = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        check.persistentStoreCoordinator = stack.coordinator
+        let saved = try check.existingObject(with: reading.objectID)
+        #expect(saved.value(forKey: "value") as? Int64 == 10 && saved.value(forKey: "note") as? String == "edited")
+    }
+
+    /// A context going away releases its objects' values one object at a time; a value's deinit that
+    /// fires a fault the loop has not reached yet finds no context, as after the loop.
+    @Test func aFaultFiredWhileItsContextGoesAwayFiresEmpty() throws {
+        let stack = try Self.stack()
+        var context: NSManagedObjectContext? = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context?.persistentStoreCoordinator = stack.coordinator
+        let reading = try #require(try context.map { try Self.faults(in: $0) }?.first)
+        nonisolated(unsafe) var seen: (value: Any?, awakenings: Int, hasContext: Bool)?
+        try context.map { context in
+            // An unsaved object whose value fires the fault when released: its values go first, as
+            // the registry lists temporary IDs before runs of permanent ones.
+            let holder = NSEntityDescription.insertNewObject(forEntityName: "Reading", into: context)
+            holder.setValue(Tripwire { seen = (reading.value(forKey: "value"), reading.awakenings, reading.managedObjectContext != nil) },
+                            forKey: "blob")
+            _ = try #require(holder as? AwakeRecordingReading)
+        }
+        #expect(reading.isFault)
+        context = nil
+        let fired = try #require(seen)
+        #expect(fired.value == nil, "filled from its row: \(fired.value ?? "nil")")
+        #expect(fired.awakenings == 0)
+        #expect(!fired.hasContext)
     }
 }
