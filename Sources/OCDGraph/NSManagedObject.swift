@@ -497,7 +497,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         guard status.contains(.fault) else { return }
         // A fault with its row read ahead (a fetch's) of an entity of attributes only shares the row's
         // values: the context is not needed, and loading it (a lock and a retain) was a fifth of firing.
-        // A context that went away took the row with it (`releaseValues`), so this is a live one's fault.
+        // A context going away first takes its objects' context references, then their rows, so a fault
+        // that passes this test is a live context's.
         if case .values(let values) = rowState, contextReference != nil, layout.hasOnlyPersistentAttributes,
            values.count == slots.count, !hasPrimitiveAccessors {
             status.remove(.fault)
