@@ -13,6 +13,8 @@ final class EntityRuntime: @unchecked Sendable {
     private struct ResolvedClass {
         var generation: Int
         var type: NSManagedObject.Type
+        /// The class's key-table flags, as an object's `status` keeps them after its first look.
+        var keyTableFlags: NSManagedObject.Status
     }
 
     /// What saving validates of each slot's property when the class has no `validate<Key>` for it.
@@ -88,10 +90,27 @@ final class EntityRuntime: @unchecked Sendable {
     /// The class of the entity's objects: the class its `managedObjectClassName` resolves to, or
     /// `NSManagedObject`. Resolved again after a class registration.
     func managedObjectClass(of entity: NSEntityDescription) -> NSManagedObject.Type {
+        resolved(entity).type
+    }
+
+    /// The class of the entity's objects with the `status` flags of its key table, for a fault made
+    /// by a fetch: read with the class under one lock, where each object looked its table up on its
+    /// first access (a fifth of firing a fault through a typed property).
+    func managedObjectClassAndKeyTableFlags(of entity: NSEntityDescription) -> (NSManagedObject.Type, NSManagedObject.Status) {
+        let resolved = resolved(entity)
+        return (resolved.type, resolved.keyTableFlags)
+    }
+
+    private func resolved(_ entity: NSEntityDescription) -> ResolvedClass {
         let generation = NSManagedObjectModel.classRegistrationGeneration
-        if let cached = resolvedClass.withLock({ $0 }), cached.generation == generation { return cached.type }
+        if let cached = resolvedClass.withLock({ $0 }), cached.generation == generation { return cached }
         let type = (entity.resolvedManagedObjectClass as? NSManagedObject.Type) ?? NSManagedObject.self
-        resolvedClass.withLock { $0 = ResolvedClass(generation: generation, type: type) }
-        return type
+        let table = keyTable(for: type)
+        var flags: NSManagedObject.Status = .keyTableRead
+        if table.hasAccessors { flags.insert(.classHasAccessors) }
+        if table.hasPrimitiveAccessors { flags.insert(.classHasPrimitiveAccessors) }
+        let resolved = ResolvedClass(generation: generation, type: type, keyTableFlags: flags)
+        resolvedClass.withLock { $0 = resolved }
+        return resolved
     }
 }

@@ -308,9 +308,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// An object for a fetched row or `object(with:)`: a fault, registered in `context`.
     static func makeFault(for objectID: NSManagedObjectID, row: StoreRow?, in context: NSManagedObjectContext) -> NSManagedObject {
-        let type = EntityRuntime.of(EntityLayout.of(objectID.entity)).managedObjectClass(of: objectID.entity)
+        let (type, keyTableFlags) = EntityRuntime.of(EntityLayout.of(objectID.entity)).managedObjectClassAndKeyTableFlags(of: objectID.entity)
         let (object, taker) = FaultCreation.creating(objectID, of: type) { type.init(entity: objectID.entity, insertInto: nil) }
-        object.status = [.fault]
+        object.status = keyTableFlags.union(.fault)
         object.setRow(row)
         object.managedObjectContext = context
         if taker?.object !== object {
@@ -499,8 +499,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         // values: the context is not needed, and loading it (a lock and a retain) was a fifth of firing.
         // A context going away first takes its objects' context references, then their rows, so a fault
         // that passes this test is a live context's.
-        if case .values(let values) = rowState, contextReference != nil, layout.hasOnlyPersistentAttributes,
-           values.count == slots.count, !hasPrimitiveAccessors {
+        // The row is bound last: with nothing opaque between the binding and the assignment, the values
+        // are retained once, for the slots.
+        if !hasPrimitiveAccessors, contextReference != nil, layout.hasOnlyPersistentAttributes,
+           case .values(let values) = rowState, values.count == slots.count {
             status.remove(.fault)
             slots = values
             status.insert(.awakingFromFetch)
