@@ -57,7 +57,7 @@ extension NSManagedObjectContext {
                 let changes = (inserted: context.objectIDs(info, NSInsertedObjectsKey, NSInsertedObjectIDsKey),
                                updated: context.objectIDs(info, NSUpdatedObjectsKey, NSUpdatedObjectIDsKey),
                                deleted: context.objectIDs(info, NSDeletedObjectsKey, NSDeletedObjectIDsKey))
-                nonisolated(unsafe) let merging = changes
+                let merging = changes
                 context.perform {
                     context.mergeSavedChanges(inserted: merging.inserted, updated: merging.updated, deleted: merging.deleted)
                 }

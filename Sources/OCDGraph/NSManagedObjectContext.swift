@@ -123,17 +123,32 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     // MARK: Concurrency
 
-    // Read on every property access: no runtime exclusivity check (D23); tests set it between uses.
     /// Whether concurrency debugging is on (`OCD_CONCURRENCY_DEBUG=1`, or Apple's
     /// `-com.apple.CoreData.ConcurrencyDebug 1` launch argument).
-    @exclusivity(unchecked) nonisolated(unsafe) public static var concurrencyDebugEnabled: Bool = {
-        if ProcessInfo.processInfo.environment["OCD_CONCURRENCY_DEBUG"] == "1" { return true }
-        let arguments = ProcessInfo.processInfo.arguments
-        if let index = arguments.firstIndex(of: "-com.apple.CoreData.ConcurrencyDebug"), index + 1 < arguments.count {
-            return arguments[index + 1] != "0"
+    public static var concurrencyDebugEnabled: Bool {
+        @inline(__always) get {
+            let state = concurrencyDebugState
+            return state == 0 ? readConcurrencyDebugSetting() : state == 2
         }
-        return false
-    }()
+        set { concurrencyDebugState = newValue ? 2 : 1 }
+    }
+
+    // Read on every property access, so a plain global with a constant start (no lazy initializer and
+    // its `swift_once` call per read) and no runtime exclusivity check (D23): 0 until the environment
+    // is read, then 1 (off) or 2 (on). Tests set it between uses. Two threads reading the environment
+    // at once write the same answer.
+    @exclusivity(unchecked) nonisolated(unsafe) private static var concurrencyDebugState: UInt8 = 0
+
+    @inline(never)
+    private static func readConcurrencyDebugSetting() -> Bool {
+        var enabled = ProcessInfo.processInfo.environment["OCD_CONCURRENCY_DEBUG"] == "1"
+        let arguments = ProcessInfo.processInfo.arguments
+        if !enabled, let index = arguments.firstIndex(of: "-com.apple.CoreData.ConcurrencyDebug"), index + 1 < arguments.count {
+            enabled = arguments[index + 1] != "0"
+        }
+        concurrencyDebugState = enabled ? 2 : 1
+        return enabled
+    }
 
     /// Whether the current thread may use this context now.
     var isOnQueue: Bool {

@@ -13,7 +13,7 @@ import Observation
 /// (decision D25).
 package enum ObservationProbe {
     /// The thread-local getter, checked; nil when unavailable.
-    nonisolated(unsafe) private static let getter: UnsafeMutableRawPointer? = {
+    private static func resolveGetter() -> UnsafeMutableRawPointer? {
         // Runtimes whose Observation was read and found to keep its tracking in this one thread-local
         // (5.9 to 6.3); a newer one reports every read until someone checks it and moves the bound.
         #if compiler(>=6.4)
@@ -32,7 +32,23 @@ package enum ObservationProbe {
         guard let inside, inside != outside, after == outside else { return nil }
         return function
         #endif
-    }()
+    }
+
+    // Read on every property access, so a plain global with a constant start rather than a lazy `let`
+    // (whose `swift_once` call per read cost as much as the test): 0 until resolved, then 1 when
+    // unavailable, else the getter's address. Two threads resolving at once store the same answer.
+    @exclusivity(unchecked) nonisolated(unsafe) private static var resolved: UInt = 0
+
+    private static var getter: UnsafeMutableRawPointer? {
+        @inline(__always) get {
+            var state = resolved
+            if state == 0 {
+                state = resolveGetter().map { UInt(bitPattern: $0) } ?? 1
+                resolved = state
+            }
+            return state == 1 ? nil : UnsafeMutableRawPointer(bitPattern: state)
+        }
+    }
 
     /// Whether the probe applies to this build: x86_64 Linux with a Swift 6.3 or older runtime.
     package static var isSupportedBuild: Bool {
