@@ -166,6 +166,19 @@ import OCDStore
         #expect(values.words(at: 0) == (0, SlotValues.boolType))
     }
 
+    /// The read without a reference (typed getters') sees what the ordinary read sees, slot by slot:
+    /// plain numbers, nil, a boxed number and an existential.
+    @Test func readingWithoutAReferenceReadsTheSameWords() {
+        var values = SlotValues([Int64(-7), nil, "x", 2.5, true, Int64(3)], plan: SlotPlan(kinds: [.int64, .int64, .any, .double, .bool, .int64]))
+        values[5] = NSNumber(value: Int32(3))
+        for slot in 0..<6 {
+            let unretained = values.unretained.words(at: slot), retained = values.words(at: slot)
+            #expect(unretained.value == retained.value && unretained.type == retained.type, "slot \(slot)")
+        }
+        #expect(values.unretained.words(at: 0) == (UInt64(bitPattern: -7), SlotValues.int64Type))
+        #expect(values.unretained.words(at: 1).type == nil)
+    }
+
     @Test func arraysOfValuesKeepTheirOrder() {
         let values = SlotValues([Int64(1), nil, "x", 2.5, false], plan: SlotPlan(kinds: [.int64, .int64, .any, .double, .bool]))
         #expect(values.map { $0.map { "\($0)" } ?? "nil" } == ["1", "nil", "x", "2.5", "0"])
