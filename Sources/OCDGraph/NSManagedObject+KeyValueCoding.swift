@@ -173,6 +173,12 @@ extension NSManagedObject {
         if layout.kinds[slot] == .toMany, let relationship = layout.properties[slot] as? NSRelationshipDescription {
             return publicValue(ofToMany: toMany(slot), relationship)
         }
+        // A number held plainly becomes its `NSNumber` from its word, read in place (the object keeps its
+        // values meanwhile), without first copying it into an `Any` and retaining the values around that.
+        let words = slots.unretained.words(at: slot)
+        if words.type == SlotValues.int64Type { return NSNumber(value: Int64(bitPattern: words.value)) }
+        if words.type == SlotValues.doubleType { return NSNumber(value: Double(bitPattern: words.value)) }
+        if words.type == SlotValues.boolType { return NSNumber(value: words.value != 0) }
         return slots[slot]
     }
 
