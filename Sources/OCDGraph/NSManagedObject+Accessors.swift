@@ -17,7 +17,7 @@ extension NSManagedObject {
         // casts of the checked type, not the runtime's general cast.
         if T.self == Int64.self || T.self == Int.self || T.self == Double.self || T.self == Bool.self,
            !hasPrimitiveAccessors, let slot = layout.slot(named: key) {
-            // The object keeps its values for the read: nothing between here and the return replaces them.
+            // Read without a reference: the object keeps its values, and the word is copied out at once.
             let stored = slots.unretained.words(at: slot)
             if T.self == Double.self {
                 if stored.type == SlotValues.doubleType {

@@ -1,6 +1,7 @@
 import Foundation
 import OCDModel
 import OCDStore
+import Synchronization
 
 /// A scratch pad of managed objects: it registers them (one object per ID), tracks their changes, and
 /// saves them through its coordinator.
@@ -127,17 +128,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// `-com.apple.CoreData.ConcurrencyDebug 1` launch argument).
     public static var concurrencyDebugEnabled: Bool {
         @inline(__always) get {
-            let state = concurrencyDebugState
+            let state = concurrencyDebugState.load(ordering: .relaxed)
             return state == 0 ? readConcurrencyDebugSetting() : state == 2
         }
-        set { concurrencyDebugState = newValue ? 2 : 1 }
+        set { concurrencyDebugState.store(newValue ? 2 : 1, ordering: .relaxed) }
     }
 
-    // Read on every property access, so a plain global with a constant start (no lazy initializer and
-    // its `swift_once` call per read) and no runtime exclusivity check (D23): 0 until the environment
-    // is read, then 1 (off) or 2 (on). Tests set it between uses. Two threads reading the environment
-    // at once write the same answer.
-    @exclusivity(unchecked) nonisolated(unsafe) private static var concurrencyDebugState: UInt8 = 0
+    // Read on every property access, so an atomic with a constant start (a relaxed load is a plain
+    // load) rather than a lazy global, whose `swift_once` call ran on every read: 0 until the
+    // environment is read, then 1 (off) or 2 (on). Tests set it between uses.
+    private static let concurrencyDebugState = Atomic<UInt8>(0)
 
     @inline(never)
     private static func readConcurrencyDebugSetting() -> Bool {
@@ -146,8 +146,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if !enabled, let index = arguments.firstIndex(of: "-com.apple.CoreData.ConcurrencyDebug"), index + 1 < arguments.count {
             enabled = arguments[index + 1] != "0"
         }
-        concurrencyDebugState = enabled ? 2 : 1
-        return enabled
+        // Only if nobody set it meanwhile: a setting made while the environment was read stands.
+        let (exchanged, current) = concurrencyDebugState.compareExchange(expected: 0, desired: enabled ? 2 : 1, ordering: .relaxed)
+        return exchanged ? enabled : current == 2
     }
 
     /// Whether the current thread may use this context now.

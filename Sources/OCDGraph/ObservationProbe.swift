@@ -1,5 +1,6 @@
 import CSwiftRuntime
 import Observation
+import Synchronization
 
 /// Whether Swift Observation may be recording property reads on this thread (a `withObservationTracking`
 /// closure is running), so that reads outside one report nothing and make no `ObservationRegistrar`.
@@ -34,17 +35,18 @@ package enum ObservationProbe {
         #endif
     }
 
-    // Read on every property access, so a plain global with a constant start rather than a lazy `let`
-    // (whose `swift_once` call per read cost as much as the test): 0 until resolved, then 1 when
-    // unavailable, else the getter's address. Two threads resolving at once store the same answer.
-    @exclusivity(unchecked) nonisolated(unsafe) private static var resolved: UInt = 0
+    // Read on every property access, so an atomic with a constant start (a relaxed load is a plain
+    // load) rather than a lazy `let`, whose `swift_once` call per read cost as much as the test: 0 until
+    // resolved, then 1 when unavailable, else the getter's address. The first answer stored stands.
+    private static let resolved = Atomic<UInt>(0)
 
     private static var getter: UnsafeMutableRawPointer? {
         @inline(__always) get {
-            var state = resolved
+            var state = resolved.load(ordering: .relaxed)
             if state == 0 {
-                state = resolveGetter().map { UInt(bitPattern: $0) } ?? 1
-                resolved = state
+                let answer = resolveGetter().map { UInt(bitPattern: $0) } ?? 1
+                let (exchanged, current) = resolved.compareExchange(expected: 0, desired: answer, ordering: .relaxed)
+                state = exchanged ? answer : current
             }
             return state == 1 ? nil : UnsafeMutableRawPointer(bitPattern: state)
         }

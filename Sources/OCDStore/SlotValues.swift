@@ -246,9 +246,6 @@ public final class SlotPlan: @unchecked Sendable {
     func offset(of slot: Int) -> Int { Int(descriptors[slot] >> 2) }
 }
 
-/// The storage of a ``SlotValues``: a header (the plan) and a tail of words. The tail starts with one
-/// state byte per slot (for a number slot: 0 nil, 1 its plain bits, 2 a retained ``SlotBox`` holding
-/// whatever else was set), then each slot's word or existential at the plan's offset.
 /// ``SlotValues`` read without a reference: valid only while whoever holds the values keeps them.
 public struct UnretainedSlotValues {
     @usableFromInline let buffer: Unmanaged<SlotBuffer>
@@ -263,6 +260,9 @@ public struct UnretainedSlotValues {
     }
 }
 
+/// The storage of a ``SlotValues``: a header (the plan) and a tail of words. The tail starts with one
+/// state byte per slot (for a number slot: 0 nil, 1 its plain bits, 2 a retained ``SlotBox`` holding
+/// whatever else was set), then each slot's word or existential at the plan's offset.
 @usableFromInline
 final class SlotBuffer: ManagedBuffer<SlotPlan, UInt64> {
     /// The plan, read through the header's pointer: `header` is a class's stored property, and reading
