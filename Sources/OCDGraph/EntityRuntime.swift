@@ -105,11 +105,8 @@ final class EntityRuntime: @unchecked Sendable {
         let generation = NSManagedObjectModel.classRegistrationGeneration
         if let cached = resolvedClass.withLock({ $0 }), cached.generation == generation { return cached }
         let type = (entity.resolvedManagedObjectClass as? NSManagedObject.Type) ?? NSManagedObject.self
-        let table = keyTable(for: type)
-        var flags: NSManagedObject.Status = .keyTableRead
-        if table.hasAccessors { flags.insert(.classHasAccessors) }
-        if table.hasPrimitiveAccessors { flags.insert(.classHasPrimitiveAccessors) }
-        let resolved = ResolvedClass(generation: generation, type: type, keyTableFlags: flags)
+        let resolved = ResolvedClass(generation: generation, type: type,
+                                     keyTableFlags: NSManagedObject.Status.keyTableFlags(of: keyTable(for: type)))
         resolvedClass.withLock { $0 = resolved }
         return resolved
     }

@@ -175,10 +175,7 @@ extension NSManagedObject {
         }
         // A number held plainly becomes its `NSNumber` from its word, read in place (the object keeps its
         // values meanwhile), without first copying it into an `Any` and retaining the values around that.
-        let words = slots.unretained.words(at: slot)
-        if words.type == SlotValues.int64Type { return NSNumber(value: Int64(bitPattern: words.value)) }
-        if words.type == SlotValues.doubleType { return NSNumber(value: Double(bitPattern: words.value)) }
-        if words.type == SlotValues.boolType { return NSNumber(value: words.value != 0) }
+        if let number = SlotValues.number(slots.unretained.words(at: slot)) { return number }
         return slots[slot]
     }
 

@@ -48,6 +48,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         static let keyTableRead = Status(rawValue: 1 << 10)
         static let classHasAccessors = Status(rawValue: 1 << 11)
         static let classHasPrimitiveAccessors = Status(rawValue: 1 << 12)
+
+        /// What an object's status keeps of its class's key table once read.
+        static func keyTableFlags(of table: ManagedKeyTable.Shared) -> Status {
+            var flags: Status = .keyTableRead
+            if table.hasAccessors { flags.insert(.classHasAccessors) }
+            if table.hasPrimitiveAccessors { flags.insert(.classHasPrimitiveAccessors) }
+            return flags
+        }
     }
 
     /// The entity of the object (its layout's: one word less per object).
@@ -250,10 +258,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     @inline(never)
     private func readKeyTableFlags() {
-        let shared = sharedKeyTable
-        status.insert(.keyTableRead)
-        if shared.hasAccessors { status.insert(.classHasAccessors) }
-        if shared.hasPrimitiveAccessors { status.insert(.classHasPrimitiveAccessors) }
+        status.formUnion(Status.keyTableFlags(of: sharedKeyTable))
     }
 
     struct PendingChange {

@@ -117,11 +117,18 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
     /// `value` with an unboxed number turned into the `NSNumber` readers of values expect.
     @inlinable @inline(__always)
     public static func boxed(_ value: Any?) -> Any? {
-        let words = self.words(value)
+        if let number = number(words(value)) { return number }
+        return value
+    }
+
+    /// The `NSNumber` of a number held plainly, from its words (``words(at:)``, ``words(_:)``); nil for
+    /// anything else. A `Bool` owns only the word's first byte (``unboxedBool(_:)``).
+    @inlinable @inline(__always)
+    public static func number(_ words: (value: UInt64, type: UnsafeRawPointer?)) -> NSNumber? {
         if words.type == int64Type { return NSNumber(value: Int64(bitPattern: words.value)) }
         if words.type == doubleType { return NSNumber(value: Double(bitPattern: words.value)) }
-        if words.type == boolType, let bool = unboxedBool(value) { return NSNumber(value: bool) }
-        return value
+        if words.type == boolType { return NSNumber(value: words.value & 0xFF != 0) }
+        return nil
     }
 
     /// Whether `value` is an unboxed number (one ``boxed(_:)`` makes an `NSNumber` of).
