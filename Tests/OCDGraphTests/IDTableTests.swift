@@ -10,6 +10,24 @@ import OCDStore
 // end of the table. A lookup stops at the first empty entry, so a deletion that leaves a hole inside a
 // cluster makes the entries after it unreachable: every check below is a lookup.
 
+/// The IDs of tests' object pointers, which point to no object: the registry's tables (IDTable,
+/// ObjectTable) read an entry's ID from here.
+final class PointerNames: IDTableKeys {
+    /// Pointer `number`, a fake address.
+    static func pointer(_ number: Int) -> ObjectPointer {
+        ObjectPointer(raw: UnsafeMutableRawPointer(bitPattern: (number + 1) * 16)!)
+    }
+
+    private var ids: [UnsafeMutableRawPointer: NSManagedObjectID] = [:]
+    /// Pointer `number`, stored under `id`.
+    func pointer(_ number: Int, for id: NSManagedObjectID) -> ObjectPointer {
+        let pointer = Self.pointer(number)
+        ids[pointer.raw] = id
+        return pointer
+    }
+    func entry(_ pointer: ObjectPointer, isFor id: NSManagedObjectID) -> Bool { ids[pointer.raw]! == id }
+}
+
 @Suite("Object registry: the ID table under collisions and wrap-around")
 struct IDTableTests {
     private static let golden: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -44,21 +62,6 @@ struct IDTableTests {
         }
     }
 
-    private static func pointer(_ number: Int) -> ObjectPointer {
-        ObjectPointer(raw: UnsafeMutableRawPointer(bitPattern: (number + 1) * 16)!)
-    }
-
-    /// The IDs of the test's pointers, which point to no object: the table reads an entry's ID from here.
-    private final class Names: IDTableKeys {
-        private var ids: [UnsafeMutableRawPointer: NSManagedObjectID] = [:]
-        /// Pointer `number`, stored under `id`.
-        func pointer(_ number: Int, for id: NSManagedObjectID) -> ObjectPointer {
-            let pointer = IDTableTests.pointer(number)
-            ids[pointer.raw] = id
-            return pointer
-        }
-        func entry(_ pointer: ObjectPointer, isFor id: NSManagedObjectID) -> Bool { ids[pointer.raw]! == id }
-    }
 
     private func maker() throws -> (TestStack, Maker) {
         let stack = try TestStack()
@@ -69,7 +72,7 @@ struct IDTableTests {
     @Test func aClusterWrappingAroundTheEndStaysReachableAsItsEntriesAreRemoved() throws {
         let (stack, made) = try maker()
         var maker = made
-        let names = Names()
+        let names = PointerNames()
         var table = IDTable(keys: names)
         #expect(table.capacity == 16)
         let last = (0..<5).map { maker.id(hash: Maker.hash(home: 15, capacity: 16, noise: UInt64($0) * 7919)) }
@@ -83,28 +86,28 @@ struct IDTableTests {
         #expect(table.position(of: first) == 4)
 
         // Removing the entry at the end shifts every later one back across the wrap.
-        #expect(table.removeValue(forKey: last[0]) == Self.pointer(0))
+        #expect(table.removeValue(forKey: last[0]) == PointerNames.pointer(0))
         #expect(last.dropFirst().map { table.position(of: $0) } == [15, 0, 1, 2])
         #expect(table.position(of: first) == 3)
         #expect(table[last[0]] == nil)
         // Removing one from the middle: the entry homed at 0 moves back, but never before its home.
-        #expect(table.removeValue(forKey: last[2]) == Self.pointer(2))
+        #expect(table.removeValue(forKey: last[2]) == PointerNames.pointer(2))
         #expect([last[1], last[3], last[4]].map { table.position(of: $0) } == [15, 0, 1])
         #expect(table.position(of: first) == 2)
-        #expect(table.removeValue(forKey: last[1]) == Self.pointer(1))
+        #expect(table.removeValue(forKey: last[1]) == PointerNames.pointer(1))
         #expect([last[3], last[4]].map { table.position(of: $0) } == [15, 0])
         #expect(table.position(of: first) == 1)
         // The entry homed at 0 reaches its home...
-        #expect(table.removeValue(forKey: last[3]) == Self.pointer(3))
+        #expect(table.removeValue(forKey: last[3]) == PointerNames.pointer(3))
         #expect(table.position(of: last[4]) == 15)
         #expect(table.position(of: first) == 0)
-        #expect(table[last[4]] == Self.pointer(4))
+        #expect(table[last[4]] == PointerNames.pointer(4))
         #expect(table.count == 2)
         #expect(table.removeValue(forKey: last[3]) == nil, "removed twice")
         // ...and, once there, does not move back across the wrap into a hole before it.
-        #expect(table.removeValue(forKey: last[4]) == Self.pointer(4))
+        #expect(table.removeValue(forKey: last[4]) == PointerNames.pointer(4))
         #expect(table.position(of: first) == 0)
-        #expect(table[first] == Self.pointer(99))
+        #expect(table[first] == PointerNames.pointer(99))
         #expect(table.count == 1)
         _ = stack
     }
@@ -112,22 +115,22 @@ struct IDTableTests {
     @Test func identicalHashesAreToldApartByEquality() throws {
         let (stack, made) = try maker()
         var maker = made
-        let names = Names()
+        let names = PointerNames()
         var table = IDTable(keys: names)
         let hash = Maker.hash(home: 14, capacity: 16)
         let ids = (0..<40).map { _ in maker.id(hash: hash) }
         for (number, id) in ids.enumerated() { #expect(table.updateValue(names.pointer(number, for: id), forKey: id) == nil) }
         #expect(table.capacity == 64, "grown twice, rehashing 40 entries of one hash")
-        for (number, id) in ids.enumerated() { #expect(table[id] == Self.pointer(number)) }
+        for (number, id) in ids.enumerated() { #expect(table[id] == PointerNames.pointer(number)) }
         // An equal ID that is another instance finds the entry.
         let twin = NSManagedObjectID(entity: ids[7].entity, store: maker.store, identifier: maker.store.identifier,
                                      baseHash: hash ^ Int(bitPattern: UInt(bitPattern: 8) &* UInt(Self.golden)), primaryKey: 8)
         #expect(twin == ids[7] && twin !== ids[7])
-        #expect(table[twin] == Self.pointer(7))
-        #expect(table.updateValue(names.pointer(700, for: twin), forKey: twin) == Self.pointer(7))
+        #expect(table[twin] == PointerNames.pointer(7))
+        #expect(table.updateValue(names.pointer(700, for: twin), forKey: twin) == PointerNames.pointer(7))
         for (number, id) in ids.enumerated() where number % 2 == 0 { #expect(table.removeValue(forKey: id) != nil) }
         for (number, id) in ids.enumerated() {
-            #expect(table[id] == (number % 2 == 0 ? nil : Self.pointer(number == 7 ? 700 : number)))
+            #expect(table[id] == (number % 2 == 0 ? nil : PointerNames.pointer(number == 7 ? 700 : number)))
         }
         #expect(table.count == 20)
         _ = stack
@@ -148,7 +151,7 @@ struct IDTableTests {
             default: return maker.id(hash: Int(bitPattern: UInt(random.next())))
             }
         }
-        let names = Names()
+        let names = PointerNames()
         var table = IDTable(keys: names)
         var expected: [NSManagedObjectID: Int] = [:]
         var wrapped = 0
@@ -157,18 +160,18 @@ struct IDTableTests {
             switch random.next() % 8 {
             case 0..<3:
                 let value = step
-                #expect(table.updateValue(names.pointer(value, for: id), forKey: id) == expected[id].map(Self.pointer))
+                #expect(table.updateValue(names.pointer(value, for: id), forKey: id) == expected[id].map { PointerNames.pointer($0) })
                 expected[id] = value
             case 3..<6:
-                #expect(table.removeValue(forKey: id) == expected[id].map(Self.pointer))
+                #expect(table.removeValue(forKey: id) == expected[id].map { PointerNames.pointer($0) })
                 expected[id] = nil
             default:
-                #expect(table[id] == expected[id].map(Self.pointer))
+                #expect(table[id] == expected[id].map { PointerNames.pointer($0) })
             }
             #expect(table.count == expected.count)
             if step % 500 == 499 {
-                for id in ids { #expect(table[id] == expected[id].map(Self.pointer)) }
-                #expect(Set(table.values.map(\.raw)) == Set(expected.values.map { Self.pointer($0).raw }))
+                for id in ids { #expect(table[id] == expected[id].map { PointerNames.pointer($0) }) }
+                #expect(Set(table.values.map(\.raw)) == Set(expected.values.map { PointerNames.pointer($0).raw }))
                 for id in expected.keys {
                     if let position = table.position(of: id), position < table.homeIndex(ofHash: id.cachedHash) { wrapped += 1 }
                 }

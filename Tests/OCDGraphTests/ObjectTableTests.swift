@@ -11,22 +11,6 @@ import OCDStore
 
 @Suite("Object registry: runs of dense primary keys beside the hashed table")
 struct ObjectTableTests {
-    /// The IDs of the test's pointers, which point to no object: the table reads an entry's ID from here.
-    private final class Names: IDTableKeys {
-        private var ids: [UnsafeMutableRawPointer: NSManagedObjectID] = [:]
-        /// Pointer `number`, stored under `id`.
-        func pointer(_ number: Int, for id: NSManagedObjectID) -> ObjectPointer {
-            let pointer = ObjectTableTests.pointer(number)
-            ids[pointer.raw] = id
-            return pointer
-        }
-        func entry(_ pointer: ObjectPointer, isFor id: NSManagedObjectID) -> Bool { ids[pointer.raw]! == id }
-    }
-
-    private static func pointer(_ number: Int) -> ObjectPointer {
-        ObjectPointer(raw: UnsafeMutableRawPointer(bitPattern: (number + 1) * 16)!)
-    }
-
     /// A stack (kept alive by the caller), and the scopes of Employee and Department in its store.
     private func scopes() throws -> (TestStack, employees: NSManagedObjectID.Scope, departments: NSManagedObjectID.Scope) {
         let stack = try TestStack()
@@ -38,7 +22,7 @@ struct ObjectTableTests {
 
     @Test func consecutiveKeysFillOneRunInEitherOrder() throws {
         let (stack, employees, departments) = try scopes()
-        let names = Names()
+        let names = PointerNames()
         var table = ObjectTable(keys: names)
         let ascending = (1...1000).map { NSManagedObjectID(scope: employees, primaryKey: Int64($0)) }
         let descending = (1...1000).reversed().map { NSManagedObjectID(scope: departments, primaryKey: Int64($0)) }
@@ -47,8 +31,8 @@ struct ObjectTableTests {
         #expect(table.countInRuns == 2000)
         #expect(table.countHashed == 0)
         #expect(table.count == 2000)
-        for (number, id) in ascending.enumerated() { #expect(table[id] == Self.pointer(number)) }
-        for (number, id) in descending.enumerated() { #expect(table[id] == Self.pointer(5000 + number)) }
+        for (number, id) in ascending.enumerated() { #expect(table[id] == PointerNames.pointer(number)) }
+        for (number, id) in descending.enumerated() { #expect(table[id] == PointerNames.pointer(5000 + number)) }
         // Each run's array doubled as it grew, upwards for one and downwards for the other.
         let up = try #require(table.runKeys(of: ascending[0]))
         let down = try #require(table.runKeys(of: descending[0]))
@@ -60,14 +44,14 @@ struct ObjectTableTests {
 
     @Test func aKeyFarFromItsRunIsHashedAndStaysReachableOnceTheRunReachesIt() throws {
         let (stack, employees, _) = try scopes()
-        let names = Names()
+        let names = PointerNames()
         var table = ObjectTable(keys: names)
         let id = { (key: Int64) in NSManagedObjectID(scope: employees, primaryKey: key) }
         for key in 1...10 { _ = table.updateValue(names.pointer(Int(key), for: id(Int64(key))), forKey: id(Int64(key))) }
         let far = id(500)
         #expect(table.updateValue(names.pointer(500, for: far), forKey: far) == nil)
         #expect(table.countHashed == 1, "500 is far from 1...10: the run would be mostly empty")
-        #expect(table[far] == Self.pointer(500))
+        #expect(table[far] == PointerNames.pointer(500))
         // The run grows through 500 as keys arrive in order: the entry in the hashed table is still the
         // one found, replaced and removed, never doubled by one in the run.
         for key in 11...700 where key != 500 {
@@ -75,11 +59,11 @@ struct ObjectTableTests {
         }
         #expect(try #require(table.runKeys(of: far)).contains(500))
         #expect(table.countHashed == 1)
-        #expect(table[id(500)] == Self.pointer(500))
-        #expect(table.updateValue(names.pointer(9500, for: far), forKey: far) == Self.pointer(500))
+        #expect(table[id(500)] == PointerNames.pointer(500))
+        #expect(table.updateValue(names.pointer(9500, for: far), forKey: far) == PointerNames.pointer(500))
         #expect(table.countHashed == 1)
         #expect(table.count == 700)
-        #expect(table.removeValue(forKey: id(500)) == Self.pointer(9500))
+        #expect(table.removeValue(forKey: id(500)) == PointerNames.pointer(9500))
         #expect(table[far] == nil)
         #expect(table.removeValue(forKey: far) == nil, "removed twice")
         #expect(table.count == 699)
@@ -88,35 +72,35 @@ struct ObjectTableTests {
 
     @Test func anEqualIDOfAnotherScopeObjectFindsTheEntry() throws {
         let (stack, employees, _) = try scopes()
-        let names = Names()
+        let names = PointerNames()
         var table = ObjectTable(keys: names)
         let twinScope = NSManagedObjectID.Scope(entity: employees.entity, store: stack.store, identifier: stack.store.identifier)
         let id = NSManagedObjectID(scope: employees, primaryKey: 7)
         let twin = NSManagedObjectID(scope: twinScope, primaryKey: 7)
         #expect(twin == id && twin.scope !== id.scope)
         #expect(table.updateValue(names.pointer(1, for: id), forKey: id) == nil)
-        #expect(table[twin] == Self.pointer(1))
-        #expect(table.updateValue(names.pointer(2, for: twin), forKey: twin) == Self.pointer(1))
+        #expect(table[twin] == PointerNames.pointer(1))
+        #expect(table.updateValue(names.pointer(2, for: twin), forKey: twin) == PointerNames.pointer(1))
         #expect(table.count == 1)
         // A neighbour made through the other scope object joins the same run.
         let neighbour = NSManagedObjectID(scope: twinScope, primaryKey: 8)
         #expect(table.updateValue(names.pointer(3, for: neighbour), forKey: neighbour) == nil)
         #expect(table.countInRuns == 2)
-        #expect(table.removeValue(forKey: id) == Self.pointer(2))
+        #expect(table.removeValue(forKey: id) == PointerNames.pointer(2))
         #expect(table[twin] == nil)
         _ = stack
     }
 
     @Test func temporaryNegativeAndHugeKeysAreHashed() throws {
         let (stack, employees, _) = try scopes()
-        let names = Names()
+        let names = PointerNames()
         var table = ObjectTable(keys: names)
         let ids = [NSManagedObjectID(temporaryFor: employees.entity), NSManagedObjectID(temporaryFor: employees.entity),
                    NSManagedObjectID(scope: employees, primaryKey: -3), NSManagedObjectID(scope: employees, primaryKey: .max)]
         for (number, id) in ids.enumerated() { #expect(table.updateValue(names.pointer(number, for: id), forKey: id) == nil) }
         #expect(table.countHashed == 4)
         #expect(table.countInRuns == 0)
-        for (number, id) in ids.enumerated() { #expect(table[id] == Self.pointer(number)) }
+        for (number, id) in ids.enumerated() { #expect(table[id] == PointerNames.pointer(number)) }
         // A temporary ID never finds the entry of a permanent one with the same number.
         let permanent = NSManagedObjectID(scope: employees, primaryKey: ids[0].rawKey)
         #expect(table[permanent] == nil)
@@ -125,7 +109,7 @@ struct ObjectTableTests {
 
     @Test func aThinnedRunIsLaidOutAgainOverItsLiveKeysAndAnEmptyOneDropped() throws {
         let (stack, employees, departments) = try scopes()
-        let names = Names()
+        let names = PointerNames()
         var table = ObjectTable(keys: names)
         let ids = (1...4000).map { NSManagedObjectID(scope: employees, primaryKey: Int64($0)) }
         for (number, id) in ids.enumerated() { _ = table.updateValue(names.pointer(number, for: id), forKey: id) }
@@ -133,15 +117,15 @@ struct ObjectTableTests {
         _ = table.updateValue(names.pointer(9999, for: department), forKey: department)
         #expect(try #require(table.runKeys(of: ids[0])).count == 4096)
         // Released in key order, all but the last 100: the run shrinks to the keys still alive.
-        for (number, id) in ids.enumerated().prefix(3900) { #expect(table.removeValue(forKey: id) == Self.pointer(number)) }
+        for (number, id) in ids.enumerated().prefix(3900) { #expect(table.removeValue(forKey: id) == PointerNames.pointer(number)) }
         let keys = try #require(table.runKeys(of: ids[3999]))
         #expect(keys.contains(3901) && keys.contains(4000) && keys.count <= 512, "laid out again over \(keys)")
-        for (number, id) in ids.enumerated() { #expect(table[id] == (number >= 3900 ? Self.pointer(number) : nil)) }
+        for (number, id) in ids.enumerated() { #expect(table[id] == (number >= 3900 ? PointerNames.pointer(number) : nil)) }
         #expect(table.count == 101)
         // The first of two runs empties: it goes, and the other keeps its entry.
         for id in ids[3900...] { _ = table.removeValue(forKey: id) }
         #expect(table.runKeys(of: ids[0]) == nil, "an empty run is dropped")
-        #expect(table[department] == Self.pointer(9999))
+        #expect(table[department] == PointerNames.pointer(9999))
         #expect(table.count == 1)
         // A new run starts wherever keys start again.
         let later = NSManagedObjectID(scope: employees, primaryKey: 90_000)
@@ -152,15 +136,15 @@ struct ObjectTableTests {
 
     @Test func aRunWhoseLiveKeysStaySpreadOutKeepsItsArrayAndItsEntries() throws {
         let (stack, employees, _) = try scopes()
-        let names = Names()
+        let names = PointerNames()
         var table = ObjectTable(keys: names)
         let ids = (1...4000).map { NSManagedObjectID(scope: employees, primaryKey: Int64($0)) }
         for (number, id) in ids.enumerated() { _ = table.updateValue(names.pointer(number, for: id), forKey: id) }
         // Every 40th stays: 100 keys over the whole range, too spread out for a smaller array.
         for (number, id) in ids.enumerated() where number % 40 != 0 { _ = table.removeValue(forKey: id) }
         #expect(try #require(table.runKeys(of: ids[0])).count == 4096)
-        for (number, id) in ids.enumerated() { #expect(table[id] == (number % 40 == 0 ? Self.pointer(number) : nil)) }
-        for (number, id) in ids.enumerated() where number % 40 == 0 { #expect(table.removeValue(forKey: id) == Self.pointer(number)) }
+        for (number, id) in ids.enumerated() { #expect(table[id] == (number % 40 == 0 ? PointerNames.pointer(number) : nil)) }
+        for (number, id) in ids.enumerated() where number % 40 == 0 { #expect(table.removeValue(forKey: id) == PointerNames.pointer(number)) }
         #expect(table.count == 0)
         #expect(table.runKeys(of: ids[0]) == nil)
         // The run was scanned for its live keys each time its count halved, not on every removal.
@@ -177,23 +161,23 @@ struct ObjectTableTests {
         // A scope of another entity that shares the first's hash is still another run.
         let sameHash = NSManagedObjectID.Scope(entity: departments.entity, store: stack.store, identifier: stack.store.identifier,
                                                baseHash: employees.baseHash)
-        let names = Names()
+        let names = PointerNames()
         var table = ObjectTable(keys: names)
         let id = NSManagedObjectID(scope: employees, primaryKey: 5)
         #expect(table.updateValue(names.pointer(1, for: id), forKey: id) == nil)
-        #expect(table[NSManagedObjectID(scope: otherScope, primaryKey: 5)] == Self.pointer(1))
+        #expect(table[NSManagedObjectID(scope: otherScope, primaryKey: 5)] == PointerNames.pointer(1))
         let impostor = NSManagedObjectID(scope: sameHash, primaryKey: 5)
         #expect(impostor != id)
         #expect(table[impostor] == nil)
         #expect(table.updateValue(names.pointer(2, for: impostor), forKey: impostor) == nil)
-        #expect(table[id] == Self.pointer(1) && table[impostor] == Self.pointer(2))
+        #expect(table[id] == PointerNames.pointer(1) && table[impostor] == PointerNames.pointer(2))
         #expect(table.countInRuns == 2)
         _ = stack
     }
 
     @Test func keysFromTwoToTheSixtySecondAreHashed() throws {
         let (stack, employees, departments) = try scopes()
-        let names = Names()
+        let names = PointerNames()
         var table = ObjectTable(keys: names)
         let largest = NSManagedObjectID(scope: employees, primaryKey: (1 << 62) - 1)
         let tooLarge = NSManagedObjectID(scope: departments, primaryKey: 1 << 62)
@@ -202,12 +186,12 @@ struct ObjectTableTests {
         #expect(table.countInRuns == 1)
         #expect(table.countHashed == 1)
         #expect(table.runKeys(of: largest)?.contains((1 << 62) - 1) == true)
-        #expect(table[largest] == Self.pointer(1) && table[tooLarge] == Self.pointer(2))
+        #expect(table[largest] == PointerNames.pointer(1) && table[tooLarge] == PointerNames.pointer(2))
         // Far from the run at 2^62 - 1, a small key of the same entity is hashed.
         let small = NSManagedObjectID(scope: employees, primaryKey: 3)
         #expect(table.updateValue(names.pointer(3, for: small), forKey: small) == nil)
         #expect(table.countHashed == 2)
-        #expect(table[small] == Self.pointer(3))
+        #expect(table[small] == PointerNames.pointer(3))
         _ = stack
     }
 
@@ -229,7 +213,7 @@ struct ObjectTableTests {
         for key in stride(from: 1, through: 600, by: 11) where key % 3 != 0 {
             ids.append(NSManagedObjectID(scope: key % 7 == 0 ? employees : twinScope, primaryKey: Int64(key)))
         }
-        let names = Names()
+        let names = PointerNames()
         var table = ObjectTable(keys: names)
         var expected: [NSManagedObjectID: Int] = [:]
         var sawHashed = false, sawRuns = false
@@ -238,20 +222,20 @@ struct ObjectTableTests {
             let id = ids[step % 4 < 2 ? (step / 4) % ids.count : Int(random.next() % UInt64(ids.count))]
             switch random.next() % 8 {
             case 0..<4:
-                #expect(table.updateValue(names.pointer(step, for: id), forKey: id) == expected[id].map(Self.pointer))
+                #expect(table.updateValue(names.pointer(step, for: id), forKey: id) == expected[id].map { PointerNames.pointer($0) })
                 expected[id] = step
             case 4..<6:
-                #expect(table.removeValue(forKey: id) == expected[id].map(Self.pointer))
+                #expect(table.removeValue(forKey: id) == expected[id].map { PointerNames.pointer($0) })
                 expected[id] = nil
             default:
-                #expect(table[id] == expected[id].map(Self.pointer))
+                #expect(table[id] == expected[id].map { PointerNames.pointer($0) })
             }
             #expect(table.count == expected.count)
             sawHashed = sawHashed || table.countHashed > 0
             sawRuns = sawRuns || table.countInRuns > 100
             if step % 500 == 499 {
-                for id in ids { #expect(table[id] == expected[id].map(Self.pointer)) }
-                #expect(Set(table.values.map(\.raw)) == Set(expected.values.map { Self.pointer($0).raw }))
+                for id in ids { #expect(table[id] == expected[id].map { PointerNames.pointer($0) }) }
+                #expect(Set(table.values.map(\.raw)) == Set(expected.values.map { PointerNames.pointer($0).raw }))
                 #expect(table.values.count == expected.count)
             }
         }
