@@ -154,7 +154,7 @@ extension NSManagedObject {
         }
         fireFault()
         let property = layout.properties[slot]
-        if let relationship = property as? NSRelationshipDescription {
+        if layout.kinds[slot] == .toOne || layout.kinds[slot] == .toMany, let relationship = property as? NSRelationshipDescription {
             if relationship.isToMany {
                 let objects = checkedToMany(value, relationship)
                 let storage = toMany(slot)
@@ -270,6 +270,17 @@ extension NSManagedObject {
             pendingChanges[index].change.depth += 1
             return
         }
+        // A persistent attribute of an object nobody observes (no `Extras`: no observers, no registrar, no
+        // old values kept beside the snapshot): the change keeps no old value, and the event's is read
+        // only if the snapshot no longer holds it. The general path below made, copied and destroyed
+        // an `Any?` per set.
+        if layout.kinds[slot] == .attribute, slot < 32, extras == nil, !hasPrimitiveAccessors {
+            pendingChanges.append((slot, PendingChange(oldObjects: nil, oldValue: nil, depth: 1)))
+            if eventAttributeMask & (1 << UInt32(slot)) == 0, contextReference != nil, !status.contains(.awakingFromFetch) {
+                recordEventStartValue(slot: slot)
+            }
+            return
+        }
         var change = PendingChange(oldObjects: nil, oldValue: nil, depth: 1)
         let property = layout.properties[slot]
         // Not while awakeFromFetch runs: change processing is off there, so nothing would list the object
@@ -320,15 +331,15 @@ extension NSManagedObject {
         pendingChanges[index].change.depth -= 1
         if pendingChanges[index].change.depth > 0 { return }
         let change = pendingChanges.remove(at: index).change
-        let property = layout.properties[slot]
-        if let relationship = property as? NSRelationshipDescription {
+        if layout.kinds[slot] == .toOne || layout.kinds[slot] == .toMany,
+           let relationship = layout.properties[slot] as? NSRelationshipDescription {
             if relationship.isToMany { (slots[slot] as? ToManyStorage)?.modified = true }
             if inverseUpdateDepth == 0, let inverse = relationship.inverseRelationship {
                 updateInverse(inverse, of: relationship, slot: slot, oldObjects: change.oldObjects ?? [])
             }
         }
         if !status.contains(.awakingFromFetch) {
-            managedObjectContext?.objectDidChange(self, property: property)
+            managedObjectContext?.objectDidChange(self)
         }
         registrar?.didSet(self, keyPath: EntityRuntime.of(layout).observationPaths[slot])
         if !observers.isEmpty {

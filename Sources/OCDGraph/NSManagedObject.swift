@@ -196,6 +196,22 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         eventAttributeMask |= 1 << UInt32(slot)
     }
 
+    /// `recordEventOldValue(slots.stored(slot), slot:)` for a persistent attribute below slot 32 of a class
+    /// without primitive accessors, not yet recorded in this event: the old value is read only when the
+    /// snapshot no longer holds it.
+    func recordEventStartValue(slot: Int) {
+        guard let start = eventStartValues else {
+            eventStartValues = slots
+            eventAttributeMask |= 1 << UInt32(slot)
+            return
+        }
+        if start.holdsSame(slot, as: slots) {
+            eventAttributeMask |= 1 << UInt32(slot)
+        } else {
+            recordEventOldValue(slots.stored(slot), slot: slot)
+        }
+    }
+
     /// Forgets the current event's old values.
     func clearEventOldValues() {
         if let extras {

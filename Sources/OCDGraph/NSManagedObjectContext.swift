@@ -62,27 +62,29 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         get { registry.retainsObjects }
         set { registry.retainsObjects = newValue }
     }
-    var isSaving = false
+    // The change-tracking state below is `@exclusivity(unchecked)` (D23): it is used on the context's
+    // queue only, none of it is passed `inout` across a call, and an object's set touches it per value.
+    @exclusivity(unchecked) var isSaving = false
     /// How the context's objects refer back to it: not `weak`, which would slow every retain of the
     /// context (decision D24).
     let backreference = Backreference()
-    private var eventEndScheduled = false
-    var inserted: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) private var eventEndScheduled = false
+    @exclusivity(unchecked) var inserted: [ObjectIdentifier: NSManagedObject] = [:]
     /// The stores `assign(_:to:)` chose for inserted objects not yet given permanent IDs. Every object
     /// here is in `inserted` (which holds it), and leaves both together.
-    var assignedStores: [ObjectIdentifier: NSPersistentStore] = [:]
-    var updated: [ObjectIdentifier: NSManagedObject] = [:]
-    var deleted: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var assignedStores: [ObjectIdentifier: NSPersistentStore] = [:]
+    @exclusivity(unchecked) var updated: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var deleted: [ObjectIdentifier: NSManagedObject] = [:]
     // Since the last processPendingChanges, for delete propagation and ObjectsDidChange.
-    var unprocessedInserted: [ObjectIdentifier: NSManagedObject] = [:]
-    var unprocessedUpdated: [ObjectIdentifier: NSManagedObject] = [:]
-    var unprocessedDeleted: [ObjectIdentifier: NSManagedObject] = [:]
-    var unprocessedRefreshed: [ObjectIdentifier: NSManagedObject] = [:]
-    var pendingDeletePropagation: [NSManagedObject] = []
-    var objectsWithEventValues: [ObjectIdentifier: NSManagedObject] = [:]
-    var isProcessingPendingChanges = false
+    @exclusivity(unchecked) var unprocessedInserted: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var unprocessedUpdated: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var unprocessedDeleted: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var unprocessedRefreshed: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var pendingDeletePropagation: [NSManagedObject] = []
+    @exclusivity(unchecked) var objectsWithEventValues: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var isProcessingPendingChanges = false
     /// Objects changed while `willSave()` runs, which get `willSave()` again.
-    var changedDuringWillSave: [ObjectIdentifier: NSManagedObject]?
+    @exclusivity(unchecked) var changedDuringWillSave: [ObjectIdentifier: NSManagedObject]?
     /// The observer of other contexts' saves while `automaticallyMergesChangesFromParent` is on.
     var mergeObserver: NSObjectProtocol?
 
@@ -381,7 +383,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Called by `didChangeValue(forKey:)` of a registered object.
-    func objectDidChange(_ object: NSManagedObject, property: NSPropertyDescription) {
+    func objectDidChange(_ object: NSManagedObject) {
         let key = ObjectIdentifier(object)
         // Listed even when deleted (delete propagation changes deleted objects): the event's end must
         // clear what `changedValuesForCurrentEvent()` recorded for it.
