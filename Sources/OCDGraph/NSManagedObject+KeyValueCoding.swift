@@ -273,7 +273,7 @@ extension NSManagedObject {
         // A persistent attribute of an object nobody observes (no `Extras`: no observers, no registrar, no
         // old values kept beside the snapshot): the change keeps no old value, and the event's is read
         // only if the snapshot no longer holds it. The general path below made, copied and destroyed
-        // an `Any?` per set.
+        // an `Any?` per set. (An observer added before the matching didChange is told no old value.)
         if layout.kinds[slot] == .attribute, slot < 32, extras == nil, !hasPrimitiveAccessors {
             pendingChanges.append((slot, PendingChange(oldObjects: nil, oldValue: nil, depth: 1)))
             if eventAttributeMask & (1 << UInt32(slot)) == 0, contextReference != nil, !status.contains(.awakingFromFetch) {
@@ -338,14 +338,25 @@ extension NSManagedObject {
                 updateInverse(inverse, of: relationship, slot: slot, oldObjects: change.oldObjects ?? [])
             }
         }
-        if !status.contains(.awakingFromFetch) {
+        if !status.contains(.awakingFromFetch) && !changeNeedsNothingFromContext {
             managedObjectContext?.objectDidChange(self)
         }
+        guard extras != nil else { return }
         registrar?.didSet(self, keyPath: EntityRuntime.of(layout).observationPaths[slot])
         if !observers.isEmpty {
             let (old, new) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
             notifyObservers(key, kind: kind, old: old, new: new, isPrior: false)
         }
+    }
+
+    /// Whether `objectDidChange(_:)` would do nothing for this object, known without loading its context
+    /// (a lock and a retain per set): it is listed for the event's values already, and it is deleted, or
+    /// inserted and not yet announced while no context collects the changes made during `willSave()`.
+    private var changeNeedsNothingFromContext: Bool {
+        guard status.contains(.listedForEventValues) else { return false }
+        if status.contains(.deleted) { return true }
+        return status.contains(.inserted) && !status.contains(.insertionAnnounced)
+            && NSManagedObjectContext.contextsCollectingWillSaveChanges.load(ordering: .relaxed) == 0
     }
 
     /// Old and new values as an observer sees them: whole values for a setting, the inserted or removed

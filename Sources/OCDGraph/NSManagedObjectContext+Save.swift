@@ -178,7 +178,11 @@ extension NSManagedObjectContext {
             let updatedNow = pick(updated)
             if deletedNow.isEmpty && insertedNow.isEmpty && updatedNow.isEmpty { return }
             changedDuringWillSave = [:]
-            defer { changedDuringWillSave = nil }
+            Self.contextsCollectingWillSaveChanges.add(1, ordering: .relaxed)
+            defer {
+                changedDuringWillSave = nil
+                Self.contextsCollectingWillSaveChanges.subtract(1, ordering: .relaxed)
+            }
             var errors: [NSError] = []
             for (objects, validate) in [(deletedNow, { (o: NSManagedObject) in try o.validateForDelete() }),
                                         (insertedNow, { (o: NSManagedObject) in try o.validateForInsert() }),

@@ -85,6 +85,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var isProcessingPendingChanges = false
     /// Objects changed while `willSave()` runs, which get `willSave()` again.
     @exclusivity(unchecked) var changedDuringWillSave: [ObjectIdentifier: NSManagedObject]?
+    /// How many contexts, in any thread, have `changedDuringWillSave` now. While none has, a change of an
+    /// object that needs nothing else from its context skips loading it. A constant start, so that a read
+    /// is a plain load (a lazy global's `swift_once` ran per read); relaxed, because what a context's own
+    /// objects must see is its own count, made on the same thread.
+    static let contextsCollectingWillSaveChanges = Atomic<Int>(0)
     /// The observer of other contexts' saves while `automaticallyMergesChangesFromParent` is on.
     var mergeObserver: NSObjectProtocol?
 
