@@ -435,13 +435,13 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         // The entity's ID maker is looked up when Z_ENT changes from one row to the next, not per row.
         var last: (number: Int64, ids: ObjectIDMaker?) = (-1, nil)
         return try wrap {
-            try connection.query(query.sql, query.arguments) { statement -> NSManagedObjectID? in
+            try connection.queryCompacting(query.sql, query.arguments) { statement -> NSManagedObjectID? in
                 let number = statement.int64(1)
                 if number != last.number {
                     last = (number, schema.byNumber[Int(number)].map { self.objectIDMaker(for: $0.entity) })
                 }
                 return last.ids?.objectID(primaryKey: statement.int64(0))
-            }.compactMap { $0 }
+            }
         }
     }
 
