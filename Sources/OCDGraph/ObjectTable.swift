@@ -1,9 +1,10 @@
 import OCDStore
 
-/// The registry's object pointers by ID. A permanent ID goes into an array of its entity and store (a
-/// run), at its primary key less the run's base, when the run's keys are dense, as SQLite stores'
-/// `Z_PK`s are (they count up from 1 per entity). Other IDs (temporary ones, and keys far from the
-/// rest of their run) go into an ``IDTable``.
+/// The registry's object pointers by ID. An ID goes into an array of its scope (a run: an entity and
+/// store, or an entity's temporary IDs), at its key less the run's base, when the run's keys are dense,
+/// as SQLite stores' `Z_PK`s are (they count up from 1 per entity) and as the temporary IDs of objects
+/// inserted together are (numbers counted up in the process). Other IDs (negative keys, and keys far
+/// from the rest of their run) go into an ``IDTable``.
 ///
 /// Why: a hash spreads consecutive keys over the table, so looking up objects in the order they were
 /// fetched took one cache miss each (three quarters of `existingObject(with:)` at N = 100,000); in a
@@ -68,7 +69,7 @@ package struct ObjectTable<Keys: IDTableKeys> {
     /// `id`'s run and its slot there: the slot is nil when the key lies outside the run's array.
     @inline(__always)
     private func place(of id: NSManagedObjectID) -> (run: Int, slot: Int?)? {
-        guard !runs.isEmpty, !id.scope.isTemporary, let run = runIndex(of: id.scope) else { return nil }
+        guard !runs.isEmpty, let run = runIndex(of: id.scope) else { return nil }
         let offset = id.rawKey &- runs[run].base
         return (run, offset >= 0 && offset < Int64(runs[run].slots.count) ? Int(offset) : nil)
     }
@@ -88,7 +89,7 @@ package struct ObjectTable<Keys: IDTableKeys> {
             return old
         }
         if hashed.count > 0, hashed[id] != nil { return hashed.updateValue(pointer, forKey: id) }
-        if !id.scope.isTemporary, id.rawKey >= 0, id.rawKey < Self.largestRunKey {
+        if id.rawKey >= 0, id.rawKey < Self.largestRunKey {
             if let (run, slot) = place {
                 if let slot {
                     // Taken by another ID's entry only if IDs of equivalent scopes could differ with one

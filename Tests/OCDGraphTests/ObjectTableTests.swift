@@ -91,19 +91,38 @@ struct ObjectTableTests {
         _ = stack
     }
 
-    @Test func temporaryNegativeAndHugeKeysAreHashed() throws {
+    @Test func negativeAndHugeKeysAreHashed() throws {
         let (stack, employees, _) = try scopes()
         let names = PointerNames()
         var table = ObjectTable(keys: names)
-        let ids = [NSManagedObjectID(temporaryFor: employees.entity), NSManagedObjectID(temporaryFor: employees.entity),
-                   NSManagedObjectID(scope: employees, primaryKey: -3), NSManagedObjectID(scope: employees, primaryKey: .max)]
+        let ids = [NSManagedObjectID(scope: employees, primaryKey: -3), NSManagedObjectID(scope: employees, primaryKey: .max),
+                   NSManagedObjectID(scope: employees, primaryKey: 1 << 62)]
         for (number, id) in ids.enumerated() { #expect(table.updateValue(names.pointer(number, for: id), forKey: id) == nil) }
-        #expect(table.countHashed == 4)
+        #expect(table.countHashed == 3)
         #expect(table.countInRuns == 0)
         for (number, id) in ids.enumerated() { #expect(table[id] == PointerNames.pointer(number)) }
-        // A temporary ID never finds the entry of a permanent one with the same number.
+        _ = stack
+    }
+
+    @Test func temporaryIDsMadeTogetherShareARunOfTheirOwn() throws {
+        let (stack, employees, _) = try scopes()
+        let names = PointerNames()
+        var table = ObjectTable(keys: names)
+        let ids = (0..<300).map { _ in NSManagedObjectID(temporaryFor: employees.entity) }
+        for (number, id) in ids.enumerated() { #expect(table.updateValue(names.pointer(number, for: id), forKey: id) == nil) }
+        #expect(table.countInRuns == 300)
+        #expect(table.countHashed == 0)
+        for (number, id) in ids.enumerated() { #expect(table[id] == PointerNames.pointer(number)) }
+        // A temporary ID never finds the entry of a permanent one with the same number, nor the reverse.
         let permanent = NSManagedObjectID(scope: employees, primaryKey: ids[0].rawKey)
         #expect(table[permanent] == nil)
+        #expect(table.updateValue(names.pointer(1000, for: permanent), forKey: permanent) == nil)
+        #expect(table[permanent] == PointerNames.pointer(1000))
+        #expect(table[ids[0]] == PointerNames.pointer(0))
+        // Moved to permanent IDs, as a save does: the temporary run empties and goes.
+        for (number, id) in ids.enumerated() { #expect(table.removeValue(forKey: id) == PointerNames.pointer(number)) }
+        #expect(table.count == 1)
+        #expect(table.runKeys(of: ids[0]) == nil)
         _ = stack
     }
 
