@@ -5,11 +5,11 @@ import OCDGraph
 import OCDModel
 import OCDStore
 
-// The registry's table (ObjectTable, decision D32): permanent IDs with dense primary keys go into an array
-// per entity and store, the rest into the hashed IDTable. Every check is a lookup, a replacement or a
+// The registry's table (ObjectTable, decision D32): IDs with dense keys go into an array per scope (an
+// entity and store, or an entity's temporary IDs), the rest into the hashed IDTable. Every check is a lookup, a replacement or a
 // removal through the table's API, so an ID left in two places, or in neither, shows.
 
-@Suite("Object registry: runs of dense primary keys beside the hashed table")
+@Suite("Object registry: runs of dense keys beside the hashed table")
 struct ObjectTableTests {
     /// A stack (kept alive by the caller), and the scopes of Employee and Department in its store.
     private func scopes() throws -> (TestStack, employees: NSManagedObjectID.Scope, departments: NSManagedObjectID.Scope) {
@@ -110,8 +110,10 @@ struct ObjectTableTests {
         var table = ObjectTable(keys: names)
         let ids = (0..<300).map { _ in NSManagedObjectID(temporaryFor: employees.entity) }
         for (number, id) in ids.enumerated() { #expect(table.updateValue(names.pointer(number, for: id), forKey: id) == nil) }
-        #expect(table.countInRuns == 300)
-        #expect(table.countHashed == 0)
+        // Numbers are counted in the whole process: tests running meanwhile may leave gaps that send some
+        // IDs to the hashed table, but the first starts a run and its neighbours join it.
+        #expect(table.countInRuns > 0)
+        #expect(table.countInRuns + table.countHashed == 300)
         for (number, id) in ids.enumerated() { #expect(table[id] == PointerNames.pointer(number)) }
         // A temporary ID never finds the entry of a permanent one with the same number, nor the reverse.
         let permanent = NSManagedObjectID(scope: employees, primaryKey: ids[0].rawKey)
