@@ -254,7 +254,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         return made
     }
     /// The registry of the context that registered the object, which the object leaves in `deinit`.
-    var registry: ObjectRegistry?
+    /// Unchecked as the rest (D23): the runtime's access checks were read per object in `deinit`.
+    @exclusivity(unchecked) var registry: ObjectRegistry?
     /// The class's key table (accessors by key), looked up when needed: `status` keeps whether there is
     /// anything in it (`hasClassAccessors`), so a stored reference would cost a word of every object.
     var sharedKeyTable: ManagedKeyTable.Shared { EntityRuntime.of(layout).keyTable(for: Swift.type(of: self)) }
@@ -316,7 +317,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 
     deinit {
-        registry?.objectDeinitializing(Unmanaged.passUnretained(self).toOpaque(), id: objectID)
+        // Unretained: the object holds both until its fields are destroyed, after this (a retain and a
+        // release of each per object otherwise).
+        guard let registry = registry.map(Unmanaged.passUnretained) else { return }
+        let id = Unmanaged.passUnretained(objectID)
+        let object = Unmanaged.passUnretained(self).toOpaque()
+        registry._withUnsafeGuaranteedRef { registry in
+            id._withUnsafeGuaranteedRef { id in registry.objectDeinitializing(object, id: id) }
+        }
     }
 
     /// Creates an object of the entity this class is the class of, and inserts it into `context`.
