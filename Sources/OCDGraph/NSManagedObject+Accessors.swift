@@ -11,6 +11,12 @@ extension NSManagedObject {
     ///
     /// Like the accessors Core Data generates, it reads the stored value itself rather than calling the
     /// overridable `primitiveValue(forKey:)` (a `primitive<Key>` accessor the class declares still wins).
+    // Specialized for the plain numbers here, where the accessors' module can call them: a generic
+    // call passed `T`'s metadata and returned the value indirectly on every read.
+    @_specialize(exported: true, where T == Int64)
+    @_specialize(exported: true, where T == Int)
+    @_specialize(exported: true, where T == Double)
+    @_specialize(exported: true, where T == Bool)
     public func managedValue<T>(forKey key: String) -> T {
         willAccessValue(forKey: key)
         // A number held unboxed (`SlotValues`) goes out as it is: no `NSNumber` made and taken apart. Bit
@@ -55,6 +61,10 @@ extension NSManagedObject {
     /// Like Core Data's generated setters, it stores the value itself between the change notifications,
     /// rather than calling the overridable `setPrimitiveValue(_:forKey:)` (a `primitive<Key>` accessor the
     /// class declares still wins).
+    @_specialize(exported: true, where T == Int64)
+    @_specialize(exported: true, where T == Int)
+    @_specialize(exported: true, where T == Double)
+    @_specialize(exported: true, where T == Bool)
     public func setManagedValue<T>(_ value: T, forKey key: String) {
         willChangeValue(forKey: key)
         if !setTypedPlainNumber(value, forKey: key) { kvcSetPrimitiveValue(value, forKey: key) }
