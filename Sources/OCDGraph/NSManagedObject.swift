@@ -3,6 +3,7 @@ import Observation
 import OCDModel
 import OCDPredicate
 import OCDStore
+import Synchronization
 import class OCDPredicate.NSPredicate
 import class OCDPredicate.NSExpression
 
@@ -336,8 +337,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 
     /// An object for a fetched row or `object(with:)`: a fault, registered in `context`.
-    static func makeFault(for objectID: NSManagedObjectID, row: StoreRow?, in context: NSManagedObjectContext) -> NSManagedObject {
-        let (type, keyTableFlags) = EntityRuntime.of(EntityLayout.of(objectID.entity)).managedObjectClassAndKeyTableFlags(of: objectID.entity)
+    static func makeFault(for objectID: NSManagedObjectID, row: StoreRow?, in context: NSManagedObjectContext,
+                          classAndFlags: (NSManagedObject.Type, Status)? = nil) -> NSManagedObject {
+        let (type, keyTableFlags) = classAndFlags ?? faultClassAndFlags(of: objectID.entity)
         let (object, taker) = FaultCreation.creating(objectID, of: type) { type.init(entity: objectID.entity, insertInto: nil) }
         object.status = keyTableFlags.union(.fault)
         object.setRow(row)
@@ -353,6 +355,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             if let taker { taker.object.becomeNewObjectAfterTakingAFaultsID(insertInto: taker.context) }
         }
         return object
+    }
+
+    /// The class of `entity`'s objects with its key table's `status` flags, which ``makeFault(for:row:in:classAndFlags:)``
+    /// gives a fault of that entity (a fetch reads them once per entity).
+    static func faultClassAndFlags(of entity: NSEntityDescription) -> (NSManagedObject.Type, Status) {
+        EntityRuntime.of(EntityLayout.of(entity)).managedObjectClassAndKeyTableFlags(of: entity)
     }
 
     /// The repair of an object that took a fault's ID in `init`: it gets a temporary ID (moving its
@@ -934,11 +942,27 @@ enum FaultCreation {
         let context: NSManagedObjectContext?
     }
 
-    private static let key: pthread_key_t = {
+    /// The thread-specific key, plus one (0 until made): an atomic with a constant start, read with a
+    /// plain load, where a lazy global ran `swift_once` on each of the four reads per fetched object.
+    private static let keyPlusOne = Atomic<UInt>(0)
+
+    private static var key: pthread_key_t {
+        @inline(__always) get {
+            let stored = keyPlusOne.load(ordering: .acquiring)
+            return stored != 0 ? pthread_key_t(truncatingIfNeeded: stored - 1) : makeKey()
+        }
+    }
+
+    @inline(never)
+    private static func makeKey() -> pthread_key_t {
         var key = pthread_key_t()
         pthread_key_create(&key, nil)
-        return key
-    }()
+        let (exchanged, current) = keyPlusOne.compareExchange(expected: 0, desired: UInt(key) + 1, ordering: .acquiringAndReleasing)
+        if exchanged { return key }
+        // Another thread made one first: use its key.
+        pthread_key_delete(key)
+        return pthread_key_t(truncatingIfNeeded: current - 1)
+    }
 
     static func creating(_ objectID: NSManagedObjectID, of type: NSManagedObject.Type,
                          _ body: () -> NSManagedObject) -> (NSManagedObject, Taker?) {

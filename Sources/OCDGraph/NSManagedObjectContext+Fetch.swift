@@ -115,7 +115,11 @@ extension NSManagedObjectContext {
                 plan.needsValues = { [registry] id in registry[id]?.isFault ?? true }
             }
             let rows = try coordinator.executeFetch(plan)
-            objects = rows.map { materialize($0, request) }
+            // Read once per fetch, not per row: the request's settings (class properties, each read with
+            // the runtime's exclusivity check) and the class of each entity met (a lock per look).
+            var materializing = Materializing(includesValues: request.includesPropertyValues,
+                                              refreshesRefetched: request.shouldRefreshRefetchedObjects)
+            objects = rows.map { materialize($0, &materializing) }
         }
         if pending {
             let predicate = request.predicate
@@ -162,22 +166,37 @@ extension NSManagedObjectContext {
     /// store trip). A realized object keeps its values, unless the request `shouldRefreshRefetchedObjects`:
     /// then it takes the row as `refresh(_:mergeChanges: true)` takes the store's, its unsaved changes
     /// applied again on top.
-    private func materialize<T>(_ row: StoreRow, _ request: NSFetchRequest<T>) -> NSManagedObject {
-        let usable = request.includesPropertyValues && row.hasValues
+    private func materialize(_ row: StoreRow, _ materializing: inout Materializing) -> NSManagedObject {
+        let usable = materializing.includesValues && row.hasValues
         if let object = registry[row.objectID] {
             if object.isFault {
                 // A fault takes the newest row it is offered.
                 if usable && row.version > (object.knownRowVersion ?? -1) { object.setRow(row) }
-            } else if usable && request.shouldRefreshRefetchedObjects {
+            } else if usable && materializing.refreshesRefetched {
                 refresh(object, mergeChanges: true, fetched: row)
             }
             return object
         }
         // A row without values (its object was realized when the store asked, and is gone since) makes a
         // fault that reads its row when fired.
-        let object = NSManagedObject.makeFault(for: row.objectID, row: usable ? row : nil, in: self)
+        let entity = row.objectID.entity
+        if materializing.entity !== entity {
+            materializing.entity = entity
+            materializing.classAndFlags = NSManagedObject.faultClassAndFlags(of: entity)
+        }
+        let object = NSManagedObject.makeFault(for: row.objectID, row: usable ? row : nil, in: self,
+                                               classAndFlags: materializing.classAndFlags)
         registry[row.objectID] = object
         return object
+    }
+
+    /// What `materialize` reads once per fetch.
+    private struct Materializing {
+        let includesValues: Bool
+        let refreshesRefetched: Bool
+        /// The entity of the last fault made, and its class with its key table's flags.
+        var entity: NSEntityDescription?
+        var classAndFlags: (NSManagedObject.Type, NSManagedObject.Status) = (NSManagedObject.self, [])
     }
 
     /// Loads the relationships on `paths` (dotted), so that walking them later needs no store trip: per

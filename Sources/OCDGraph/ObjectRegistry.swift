@@ -21,9 +21,10 @@ final class ObjectRegistry: @unchecked Sendable {
     /// The strong references of `retainsRegisteredObjects`; touched on the context's queue only, never
     /// under the lock (releasing an object there would run its `deinit`, which takes the lock).
     /// Keyed by address, so that a replaced or removed entry is found without touching its object.
-    private var strong: [UnsafeMutableRawPointer: NSManagedObject] = [:]
+    // Unchecked (D23): the context's queue only, never `inout`; read per registered object.
+    @exclusivity(unchecked) private var strong: [UnsafeMutableRawPointer: NSManagedObject] = [:]
 
-    var retainsObjects = false {
+    @exclusivity(unchecked) var retainsObjects = false {
         didSet {
             strong = [:]
             if retainsObjects { for object in values { strong[ObjectPointer(object).raw] = object } }
