@@ -167,6 +167,8 @@ extension NSManagedObjectContext {
     /// valid; repeated for the objects those calls changed, until nothing changes.
     private func validateAndCallWillSave() throws {
         var round: [ObjectIdentifier: NSManagedObject]? = nil
+        // Every object validated and given willSave() so far in this save, by round.
+        var handledRounds: [[NSManagedObject]] = []
         for _ in 0..<1000 {
             processPendingChanges()
             func pick(_ set: [ObjectIdentifier: NSManagedObject]) -> [NSManagedObject] {
@@ -177,6 +179,10 @@ extension NSManagedObjectContext {
             let insertedNow = pick(inserted)
             let updatedNow = pick(updated)
             if deletedNow.isEmpty && insertedNow.isEmpty && updatedNow.isEmpty { return }
+            handledRounds.append(deletedNow)
+            handledRounds.append(insertedNow)
+            handledRounds.append(updatedNow)
+            let listingsBefore = listingsAdded
             changedDuringWillSave = [:]
             Self.contextsCollectingWillSaveChanges.add(1, ordering: .relaxed)
             defer {
@@ -195,11 +201,15 @@ extension NSManagedObjectContext {
             }
             if let error = NSManagedObject.combine(errors) { throw error }
             processPendingChanges()
-            let changed = changedDuringWillSave ?? [:]
-            // Objects inserted or deleted by willSave() are validated and get willSave() too.
-            var next = changed
-            let handled = Set((deletedNow + insertedNow + updatedNow).map(ObjectIdentifier.init))
-            for (key, object) in inserted.merging(deleted, uniquingKeysWith: { a, _ in a }) where !handled.contains(key) { next[key] = object }
+            var next = changedDuringWillSave ?? [:]
+            // Objects inserted or deleted by willSave() (or by the delete rules it set off) are validated
+            // and get willSave() too: those listed now that no round has handled. Not the objects of
+            // earlier rounds, which would otherwise come back every other round and never settle.
+            if listingsAdded != listingsBefore {
+                let handled = Set(handledRounds.joined().lazy.map(ObjectIdentifier.init))
+                for (key, object) in inserted where !handled.contains(key) { next[key] = object }
+                for (key, object) in deleted where !handled.contains(key) && !object.status.contains(.inaccessible) { next[key] = object }
+            }
             if next.isEmpty { return }
             round = next
         }

@@ -85,6 +85,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var isProcessingPendingChanges = false
     /// Objects changed while `willSave()` runs, which get `willSave()` again.
     @exclusivity(unchecked) var changedDuringWillSave: [ObjectIdentifier: NSManagedObject]?
+    /// Counts objects put into `inserted` or `deleted`, so that a save's `willSave()` round knows
+    /// without comparing sets whether it made any (those get validated and `willSave()` too).
+    @exclusivity(unchecked) var listingsAdded = 0
     /// How many contexts, in any thread, have `changedDuringWillSave` now. While none has, a change of an
     /// object that needs nothing else from its context skips loading it. A constant start, so that a read
     /// is a plain load (a lazy global's `swift_once` ran per read); relaxed, because what a context's own
@@ -328,6 +331,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object.status.remove(.insertionAnnounced)
         inserted[key] = object
         unprocessedInserted[key] = object
+        listingsAdded &+= 1
         if !object.status.contains(.awakenedFromInsert) {
             object.status.insert(.awakenedFromInsert)
             object.awakeFromInsert()
@@ -377,6 +381,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         unprocessedUpdated[key] = nil
         deleted[key] = object
         unprocessedDeleted[key] = object
+        listingsAdded &+= 1
     }
 
     /// A fault whose row is gone: a deleted object with nil values, skipped by validation and by the
@@ -385,6 +390,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let key = ObjectIdentifier(object)
         object.status.insert([.deleted, .inaccessible])
         deleted[key] = object
+        listingsAdded &+= 1
     }
 
     /// Called by `didChangeValue(forKey:)` of a registered object.

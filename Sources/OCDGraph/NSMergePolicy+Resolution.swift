@@ -276,5 +276,6 @@ extension NSManagedObjectContext {
         // Announced before (it was a fetched object): its later changes are still updates to observers.
         object.status.insert([.inserted, .insertionAnnounced])
         inserted[key] = object
+        listingsAdded &+= 1
     }
 }

@@ -221,6 +221,51 @@ struct SaveHookTests {
         #expect(try stack.stored("Employee") { $0.string("email") } == ["stamped@example.com"])
     }
 
+    @Test func aWillSaveThatChangesOneOfSeveralObjectsRunsAgainForThatOneOnly() throws {
+        let (stack, log) = try TestStack.hooked()
+        log.willSave = { employee in
+            if employee.string("name") == "Ann" && employee.string("email") != "stamped@example.com" {
+                employee.setValue("stamped@example.com", forKey: "email")
+            }
+        }
+        let ann = try #require(stack.insert("Employee", ["name": "Ann"]) as? HookedEmployee)
+        let bob = try #require(stack.insert("Employee", ["name": "Bob"]) as? HookedEmployee)
+        let updated = try #require(stack.insert("Employee", ["name": "Cid"]) as? HookedEmployee)
+        try stack.context.save()
+        updated.setValue(30, forKey: "age")
+        let carl = try #require(stack.insert("Employee", ["name": "Carl"]) as? HookedEmployee)
+        try stack.context.save()
+        #expect(ann.count("willSave") == 2)
+        #expect(bob.count("willSave") == 1)
+        #expect(updated.count("willSave") == 2)
+        #expect(carl.count("willSave") == 1)
+        for employee in [ann, bob, updated, carl] { #expect(employee.count("didSave") == (employee === updated ? 2 : 1)) }
+        #expect(!stack.context.hasChanges)
+    }
+
+    @Test func objectsThatWillSaveInsertsOrDeletesAreValidatedAndGetWillSaveInTheSameSave() throws {
+        let (stack, log) = try TestStack.hooked()
+        try stack.seed("Employee", ["name": "Bob"])
+        let bob = try #require(try stack.fetch("Employee").first as? HookedEmployee)
+        var audit: HookedEmployee?
+        log.willSave = { employee in
+            guard employee.string("name") == "Ann", audit == nil, let context = employee.managedObjectContext else { return }
+            context.delete(bob)
+            // Set without change notifications: only its insertion tells the save about it.
+            audit = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context) as? HookedEmployee
+            audit?.setPrimitiveValue("Audit", forKey: "name")
+        }
+        let ann = try #require(stack.insert("Employee", ["name": "Ann"]) as? HookedEmployee)
+        try stack.context.save()
+        let inserted = try #require(audit)
+        #expect(ann.count("willSave") == 1)
+        #expect(bob.count("validateForDelete") == 1)
+        #expect(bob.count("willSave") == 1)
+        #expect(inserted.count("validateForInsert") == 1)
+        #expect(inserted.count("willSave") == 1)
+        #expect(try stack.stored("Employee", sortedBy: "name") { $0.string("name") } == ["Ann", "Audit"])
+    }
+
     @Test func aWillSaveThatSetsAValueEveryTimeNeverSettlesAndTheSaveFails() throws {
         let (stack, log) = try TestStack.hooked()
         log.willSave = { $0.setValue("stamped@example.com", forKey: "email") }
