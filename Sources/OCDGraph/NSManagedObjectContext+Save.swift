@@ -167,8 +167,12 @@ extension NSManagedObjectContext {
     /// valid; repeated for the objects those calls changed, until nothing changes.
     private func validateAndCallWillSave() throws {
         var round: [ObjectIdentifier: NSManagedObject]? = nil
-        // Every object validated and given willSave() so far in this save, by round.
-        var handledRounds: [[NSManagedObject]] = []
+        // The objects validated and given willSave() so far in this save, as deleted and as inserted.
+        var handledAsDeleted: [[NSManagedObject]] = []
+        var handledAsInserted: [[NSManagedObject]] = []
+        // `listingsAdded` when the objects listed in `inserted` and `deleted` were last all known: set by
+        // the first round, which takes every listed object, and by each search for new ones.
+        var listingsSeen: Int?
         for _ in 0..<1000 {
             processPendingChanges()
             func pick(_ set: [ObjectIdentifier: NSManagedObject]) -> [NSManagedObject] {
@@ -179,10 +183,9 @@ extension NSManagedObjectContext {
             let insertedNow = pick(inserted)
             let updatedNow = pick(updated)
             if deletedNow.isEmpty && insertedNow.isEmpty && updatedNow.isEmpty { return }
-            handledRounds.append(deletedNow)
-            handledRounds.append(insertedNow)
-            handledRounds.append(updatedNow)
-            let listingsBefore = listingsAdded
+            handledAsDeleted.append(deletedNow)
+            handledAsInserted.append(insertedNow)
+            if listingsSeen == nil { listingsSeen = listingsAdded }
             changedDuringWillSave = [:]
             Self.contextsCollectingWillSaveChanges.add(1, ordering: .relaxed)
             defer {
@@ -202,13 +205,16 @@ extension NSManagedObjectContext {
             if let error = NSManagedObject.combine(errors) { throw error }
             processPendingChanges()
             var next = changedDuringWillSave ?? [:]
-            // Objects inserted or deleted by willSave() (or by the delete rules it set off) are validated
-            // and get willSave() too: those listed now that no round has handled. Not the objects of
-            // earlier rounds, which would otherwise come back every other round and never settle.
-            if listingsAdded != listingsBefore {
-                let handled = Set(handledRounds.joined().lazy.map(ObjectIdentifier.init))
-                for (key, object) in inserted where !handled.contains(key) { next[key] = object }
-                for (key, object) in deleted where !handled.contains(key) && !object.status.contains(.inaccessible) { next[key] = object }
+            // Objects inserted or deleted since (by willSave(), the delete rules it set off, or an
+            // observer of ObjectsDidChange) are validated and get willSave() too, as what they are now:
+            // those no round has handled as such. Not the objects of earlier rounds, which would
+            // otherwise come back every other round and never settle.
+            if listingsAdded != listingsSeen {
+                listingsSeen = listingsAdded
+                let asDeleted = Set(handledAsDeleted.joined().lazy.map(ObjectIdentifier.init))
+                let asInserted = Set(handledAsInserted.joined().lazy.map(ObjectIdentifier.init))
+                for (key, object) in inserted where !asInserted.contains(key) { next[key] = object }
+                for (key, object) in deleted where !asDeleted.contains(key) && !object.status.contains(.inaccessible) { next[key] = object }
             }
             if next.isEmpty { return }
             round = next

@@ -266,6 +266,52 @@ struct SaveHookTests {
         #expect(try stack.stored("Employee", sortedBy: "name") { $0.string("name") } == ["Ann", "Audit"])
     }
 
+    @Test func anObjectHandledAsUpdatedThenDeletedByWillSaveIsValidatedAsDeleted() throws {
+        let (stack, log) = try TestStack.hooked()
+        try stack.seed("Employee", ["name": "Bob"])
+        let bob = try #require(try stack.fetch("Employee").first as? HookedEmployee)
+        bob.setValue(50, forKey: "age")
+        log.willSave = { employee in
+            guard employee.string("name") == "Ann", !bob.isDeleted else { return }
+            employee.managedObjectContext?.delete(bob)
+        }
+        stack.insert("Employee", ["name": "Ann"])
+        try stack.context.save()
+        #expect(bob.count("validateForUpdate") == 1)
+        #expect(bob.count("validateForDelete") == 1)
+        #expect(bob.count("willSave") == 2)
+        #expect(bob.seen["willSave.isDeleted"] as? Bool == true)
+        #expect(try stack.stored("Employee") { $0.string("name") } == ["Ann"])
+    }
+
+    @Test func anObjectACascadeDeletesAfterARoundStartsIsValidatedAndGetsWillSave() throws {
+        let (stack, log) = try TestStack.hooked { entities, _ in
+            entities["Department"]!.relationshipsByName["employees"]!.deleteRule = .cascadeDeleteRule
+        }
+        let department = stack.insert("Department", ["name": "R&D"])
+        let bob = try #require(stack.insert("Employee", ["name": "Bob", "department": department]) as? HookedEmployee)
+        try stack.context.save()
+        log.willSave = { employee in
+            if employee.string("name") == "Ann" && employee.string("email") == nil { employee.setValue("ann@example.com", forKey: "email") }
+        }
+        let ann = try #require(stack.insert("Employee", ["name": "Ann"]) as? HookedEmployee)
+        // Deleted by an observer of the ObjectsDidChange that ends the first round: the cascade to Bob runs
+        // as the next round starts.
+        // Posted on this thread, inside save().
+        nonisolated(unsafe) let (watched, doomed) = (ann, department)
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: stack.context, queue: nil) { note in
+            let updated = note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? []
+            if updated.contains(watched) && !doomed.isDeleted { stack.context.delete(doomed) }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try stack.context.save()
+        #expect(department.isDeleted == false && department.managedObjectContext == nil)
+        #expect(bob.count("validateForDelete") == 1)
+        #expect(bob.seen["willSave.isDeleted"] as? Bool == true)
+        #expect(try stack.stored("Employee") { $0.string("name") } == ["Ann"])
+        #expect(try stack.stored("Department") { $0.string("name") }.isEmpty)
+    }
+
     @Test func aWillSaveThatSetsAValueEveryTimeNeverSettlesAndTheSaveFails() throws {
         let (stack, log) = try TestStack.hooked()
         log.willSave = { $0.setValue("stamped@example.com", forKey: "email") }
