@@ -180,12 +180,14 @@ extension NSManagedObjectContext {
         // A row without values (its object was realized when the store asked, and is gone since) makes a
         // fault that reads its row when fired.
         let entity = row.objectID.entity
-        if materializing.entity !== entity {
-            materializing.entity = entity
-            materializing.classAndFlags = NSManagedObject.faultClassAndFlags(of: entity)
+        let classAndFlags: (NSManagedObject.Type, NSManagedObject.Status)
+        if let last = materializing.lastClass, last.entity === entity {
+            classAndFlags = last.classAndFlags
+        } else {
+            classAndFlags = NSManagedObject.faultClassAndFlags(of: entity)
+            materializing.lastClass = (entity, classAndFlags)
         }
-        let object = NSManagedObject.makeFault(for: row.objectID, row: usable ? row : nil, in: self,
-                                               classAndFlags: materializing.classAndFlags)
+        let object = NSManagedObject.makeFault(for: row.objectID, row: usable ? row : nil, in: self, classAndFlags: classAndFlags)
         registry[row.objectID] = object
         return object
     }
@@ -195,8 +197,7 @@ extension NSManagedObjectContext {
         let includesValues: Bool
         let refreshesRefetched: Bool
         /// The entity of the last fault made, and its class with its key table's flags.
-        var entity: NSEntityDescription?
-        var classAndFlags: (NSManagedObject.Type, NSManagedObject.Status) = (NSManagedObject.self, [])
+        var lastClass: (entity: NSEntityDescription, classAndFlags: (NSManagedObject.Type, NSManagedObject.Status))?
     }
 
     /// Loads the relationships on `paths` (dotted), so that walking them later needs no store trip: per
