@@ -28,6 +28,51 @@ final class PointerNames: IDTableKeys {
     func entry(_ pointer: ObjectPointer, isFor id: NSManagedObjectID) -> Bool { ids[pointer.raw]! == id }
 }
 
+/// What the table tests ask of the registry's two tables alike.
+protocol PointerTableUnderTest {
+    subscript(id: NSManagedObjectID) -> ObjectPointer? { get }
+    mutating func updateValue(_ pointer: ObjectPointer, forKey id: NSManagedObjectID) -> ObjectPointer?
+    mutating func removeValue(forKey id: NSManagedObjectID) -> ObjectPointer?
+    var count: Int { get }
+    var values: [ObjectPointer] { get }
+}
+extension IDTable: PointerTableUnderTest {}
+extension ObjectTable: PointerTableUnderTest {}
+
+/// A table checked against a `Dictionary` of the pointer numbers it should hold, operation by operation.
+struct TableAgainstDictionary<Table: PointerTableUnderTest> {
+    var table: Table
+    let names: PointerNames
+    private(set) var expected: [NSManagedObjectID: Int] = [:]
+
+    init(_ table: Table, names: PointerNames) {
+        self.table = table
+        self.names = names
+    }
+
+    /// Step `step` on `id`: `choice` below `insertBelow` inserts or replaces (pointer `step`), below 6
+    /// removes, otherwise looks up; every answer and the count must agree with the dictionary.
+    mutating func apply(step: Int, to id: NSManagedObjectID, choice: UInt64, insertBelow: UInt64) {
+        if choice < insertBelow {
+            #expect(table.updateValue(names.pointer(step, for: id), forKey: id) == expected[id].map { PointerNames.pointer($0) })
+            expected[id] = step
+        } else if choice < 6 {
+            #expect(table.removeValue(forKey: id) == expected[id].map { PointerNames.pointer($0) })
+            expected[id] = nil
+        } else {
+            #expect(table[id] == expected[id].map { PointerNames.pointer($0) })
+        }
+        #expect(table.count == expected.count)
+    }
+
+    /// Every ID of `ids` finds what the dictionary holds, and the table's values are the dictionary's, once each.
+    func checkAll(_ ids: [NSManagedObjectID]) {
+        for id in ids { #expect(table[id] == expected[id].map { PointerNames.pointer($0) }) }
+        #expect(Set(table.values.map(\.raw)) == Set(expected.values.map { PointerNames.pointer($0).raw }))
+        #expect(table.values.count == expected.count)
+    }
+}
+
 @Suite("Object registry: the ID table under collisions and wrap-around")
 struct IDTableTests {
     private static let golden: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -152,28 +197,15 @@ struct IDTableTests {
             }
         }
         let names = PointerNames()
-        var table = IDTable(keys: names)
-        var expected: [NSManagedObjectID: Int] = [:]
+        var model = TableAgainstDictionary(IDTable(keys: names), names: names)
         var wrapped = 0
         for step in 0..<30_000 {
             let id = ids[Int(random.next() % UInt64(ids.count))]
-            switch random.next() % 8 {
-            case 0..<3:
-                let value = step
-                #expect(table.updateValue(names.pointer(value, for: id), forKey: id) == expected[id].map { PointerNames.pointer($0) })
-                expected[id] = value
-            case 3..<6:
-                #expect(table.removeValue(forKey: id) == expected[id].map { PointerNames.pointer($0) })
-                expected[id] = nil
-            default:
-                #expect(table[id] == expected[id].map { PointerNames.pointer($0) })
-            }
-            #expect(table.count == expected.count)
+            model.apply(step: step, to: id, choice: random.next() % 8, insertBelow: 3)
             if step % 500 == 499 {
-                for id in ids { #expect(table[id] == expected[id].map { PointerNames.pointer($0) }) }
-                #expect(Set(table.values.map(\.raw)) == Set(expected.values.map { PointerNames.pointer($0).raw }))
-                for id in expected.keys {
-                    if let position = table.position(of: id), position < table.homeIndex(ofHash: id.cachedHash) { wrapped += 1 }
+                model.checkAll(ids)
+                for id in model.expected.keys {
+                    if let position = model.table.position(of: id), position < model.table.homeIndex(ofHash: id.cachedHash) { wrapped += 1 }
                 }
             }
         }

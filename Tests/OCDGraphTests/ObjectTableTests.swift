@@ -128,12 +128,19 @@ struct ObjectTableTests {
         _ = stack
     }
 
-    @Test func aThinnedRunIsLaidOutAgainOverItsLiveKeysAndAnEmptyOneDropped() throws {
-        let (stack, employees, departments) = try scopes()
+    /// A table holding Employee keys 1…4000 (pointer k - 1 for key k) in one run.
+    private func tableWithKeysUpTo4000(_ employees: NSManagedObjectID.Scope) -> (ObjectTable<PointerNames>, PointerNames, [NSManagedObjectID]) {
         let names = PointerNames()
         var table = ObjectTable(keys: names)
         let ids = (1...4000).map { NSManagedObjectID(scope: employees, primaryKey: Int64($0)) }
         for (number, id) in ids.enumerated() { _ = table.updateValue(names.pointer(number, for: id), forKey: id) }
+        return (table, names, ids)
+    }
+
+    @Test func aThinnedRunIsLaidOutAgainOverItsLiveKeysAndAnEmptyOneDropped() throws {
+        let (stack, employees, departments) = try scopes()
+        let (filled, names, ids) = tableWithKeysUpTo4000(employees)
+        var table = filled
         let department = NSManagedObjectID(scope: departments, primaryKey: 1)
         _ = table.updateValue(names.pointer(9999, for: department), forKey: department)
         #expect(try #require(table.runKeys(of: ids[0])).count == 4096)
@@ -157,10 +164,8 @@ struct ObjectTableTests {
 
     @Test func aRunWhoseLiveKeysStaySpreadOutKeepsItsArrayAndItsEntries() throws {
         let (stack, employees, _) = try scopes()
-        let names = PointerNames()
-        var table = ObjectTable(keys: names)
-        let ids = (1...4000).map { NSManagedObjectID(scope: employees, primaryKey: Int64($0)) }
-        for (number, id) in ids.enumerated() { _ = table.updateValue(names.pointer(number, for: id), forKey: id) }
+        let (filled, _, ids) = tableWithKeysUpTo4000(employees)
+        var table = filled
         // Every 40th stays: 100 keys over the whole range, too spread out for a smaller array.
         for (number, id) in ids.enumerated() where number % 40 != 0 { _ = table.removeValue(forKey: id) }
         #expect(try #require(table.runKeys(of: ids[0])).count == 4096)
@@ -235,30 +240,15 @@ struct ObjectTableTests {
             ids.append(NSManagedObjectID(scope: key % 7 == 0 ? employees : twinScope, primaryKey: Int64(key)))
         }
         let names = PointerNames()
-        var table = ObjectTable(keys: names)
-        var expected: [NSManagedObjectID: Int] = [:]
+        var model = TableAgainstDictionary(ObjectTable(keys: names), names: names)
         var sawHashed = false, sawRuns = false
         for step in 0..<40_000 {
             // Sweeps through the keys in order, as fetches do, and single random picks.
             let id = ids[step % 4 < 2 ? (step / 4) % ids.count : Int(random.next() % UInt64(ids.count))]
-            switch random.next() % 8 {
-            case 0..<4:
-                #expect(table.updateValue(names.pointer(step, for: id), forKey: id) == expected[id].map { PointerNames.pointer($0) })
-                expected[id] = step
-            case 4..<6:
-                #expect(table.removeValue(forKey: id) == expected[id].map { PointerNames.pointer($0) })
-                expected[id] = nil
-            default:
-                #expect(table[id] == expected[id].map { PointerNames.pointer($0) })
-            }
-            #expect(table.count == expected.count)
-            sawHashed = sawHashed || table.countHashed > 0
-            sawRuns = sawRuns || table.countInRuns > 100
-            if step % 500 == 499 {
-                for id in ids { #expect(table[id] == expected[id].map { PointerNames.pointer($0) }) }
-                #expect(Set(table.values.map(\.raw)) == Set(expected.values.map { PointerNames.pointer($0).raw }))
-                #expect(table.values.count == expected.count)
-            }
+            model.apply(step: step, to: id, choice: random.next() % 8, insertBelow: 4)
+            sawHashed = sawHashed || model.table.countHashed > 0
+            sawRuns = sawRuns || model.table.countInRuns > 100
+            if step % 500 == 499 { model.checkAll(ids) }
         }
         #expect(sawHashed && sawRuns)
         _ = stack
