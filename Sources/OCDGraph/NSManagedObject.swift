@@ -369,7 +369,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     private func becomeNewObjectAfterTakingAFaultsID(insertInto context: NSManagedObjectContext?) {
         let temporary = NSManagedObjectID(temporaryFor: entity)
         if let owner = managedObjectContext {
-            owner.registry.move([(self, temporary, true)])
+            owner.registry.move([self], to: [temporary], owner: owner.backreference)
         } else {
             objectID = temporary
         }

@@ -44,7 +44,7 @@ extension NSManagedObjectContext {
                 // One store transaction for the IDs and the writes, as Core Data's saves are.
                 (parts, results) = try coordinator.performSaveTransaction {
                     try coordinator.beginSaveRound(inserted: insertedNow, changed: updatedNow + deletedNow, assigned: assignedStores)
-                    try obtainPermanentIDs(for: insertedNow)
+                    try assignPermanentIDs(insertedNow, distinct: true)
                     let parts = try saveParts(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
                     return (parts, try coordinator.save(parts.map { ($0.store, $0.request) }))
                 }

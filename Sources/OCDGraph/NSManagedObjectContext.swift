@@ -650,22 +650,31 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Gives the objects permanent IDs from their stores now, rather than at save.
     public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+        try assignPermanentIDs(objects, distinct: false)
+    }
+
+    /// ``obtainPermanentIDs(for:)``; `distinct` when the caller knows that no object is listed twice (a
+    /// save's inserted objects), so that no set of them is built.
+    func assignPermanentIDs(_ objects: [NSManagedObject], distinct: Bool) throws {
         assertQueue()
         guard let coordinator = persistentStoreCoordinator else {
             throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "The context has no persistent store coordinator."])
         }
-        // Each object once: an object listed twice would take two keys and stay registered under both.
-        var seen = Set<ObjectIdentifier>()
-        let temporary = objects.filter { $0.objectID.isTemporaryID && seen.insert(ObjectIdentifier($0)).inserted }
-        for object in temporary where object.contextReference != nil && object.contextReference !== backreference {
-            fatalError("obtainPermanentIDs(for:): \(object.objectID) belongs to another context.")
-        }
         // By entity and by the store `assign(_:to:)` chose (none: the entity's first store). Groups are few
         // and objects of one entity mostly come together: a linear search, starting with the last group,
-        // instead of hashing a key per object.
+        // instead of hashing a key per object. One pass over the objects, as a save's are mostly out of
+        // the cache by now.
+        var seen = Set<ObjectIdentifier>()
         var groups: [(entity: NSEntityDescription, store: NSPersistentStore?, objects: [NSManagedObject])] = []
         var last = -1
-        for object in temporary {
+        for object in objects {
+            let objectID = object.objectID
+            guard objectID.isTemporaryID else { continue }
+            // Each object once: an object listed twice would take two keys and stay registered under both.
+            if !distinct { guard seen.insert(ObjectIdentifier(object)).inserted else { continue } }
+            if let reference = object.contextReference, reference !== backreference {
+                fatalError("obtainPermanentIDs(for:): \(objectID) belongs to another context.")
+            }
             let entity = object.entity
             let store = assignedStores.isEmpty ? nil : assignedStores[ObjectIdentifier(object)]
             if last < 0 || groups[last].entity !== entity || groups[last].store !== store {
@@ -679,15 +688,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             groups[last].objects.append(object)
         }
         // All IDs first, so that a failure leaves every object as it was.
-        var moves: [(object: NSManagedObject, id: NSManagedObjectID, keepRegistered: Bool)] = []
-        moves.reserveCapacity(temporary.count)
-        for group in groups {
-            let ids = try coordinator.newObjectIDs(for: group.entity, count: group.objects.count, in: group.store)
-            for (object, id) in zip(group.objects, ids) { moves.append((object, id, object.contextReference === backreference)) }
-        }
-        registry.move(moves)
-        if !assignedStores.isEmpty {
-            for (object, _, _) in moves { assignedStores[ObjectIdentifier(object)] = nil }
+        let ids = try groups.map { try coordinator.newObjectIDs(for: $0.entity, count: $0.objects.count, in: $0.store) }
+        for (group, ids) in zip(groups, ids) {
+            registry.move(group.objects, to: ids, owner: backreference)
+            if !assignedStores.isEmpty {
+                for object in group.objects { assignedStores[ObjectIdentifier(object)] = nil }
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import CSwiftRuntime
 import Foundation
+import OCDModel
 import OCDStore
 import Synchronization
 
@@ -56,27 +57,31 @@ final class ObjectRegistry: @unchecked Sendable {
         }
     }
 
-    /// Gives each object its new ID: its entry (if it has one) moves to the new ID; one lock for all of
-    /// them (a save moves every inserted object). The ID is set as its entry moves, so that an object
-    /// listed twice moves from its latest ID and is never left under two; and between the removal and
-    /// the insertion, as the table reads an entry's ID from its object.
-    func move(_ moves: [(object: NSManagedObject, id: NSManagedObjectID, keepRegistered: Bool)]) {
+    /// Gives `objects[i]` the ID `ids[i]`: its entry (if it has one) moves to the new ID; one lock for all
+    /// of them (a save moves every inserted object). An object of the context `owner` stays registered
+    /// under its new ID; any other leaves the registry. The ID is set as its entry moves, so that an
+    /// object listed twice moves from its latest ID and is never left under two; and between the removal
+    /// and the insertion, as the table reads an entry's ID from its object.
+    func move(_ objects: [NSManagedObject], to ids: [NSManagedObjectID], owner: Backreference) {
+        precondition(objects.count == ids.count, "move(_:to:owner:): \(objects.count) objects, \(ids.count) IDs")
+        // One pass: each object is touched once while its memory is in the cache (a save moves 100,000).
         table.withLock { table in
-            for (object, id, keepRegistered) in moves {
+            for index in objects.indices {
+                let object = objects[index], id = ids[index]
                 let pointer = ObjectPointer(object)
                 let old = object.objectID
                 if table.entries[old] == pointer { _ = table.entries.removeValue(forKey: old) }
                 object.objectID = id
-                if keepRegistered { _ = table.entries.updateValue(pointer, forKey: id) }
+                if object.contextReference === owner {
+                    _ = table.entries.updateValue(pointer, forKey: id)
+                    // Releasing a registry under the lock is safe: a registry's deinit takes no lock.
+                    if object.registry !== self { object.registry = self }
+                }
             }
         }
-        for (object, _, keepRegistered) in moves {
-            if keepRegistered {
-                object.registry = self
-                if retainsObjects { strong[ObjectPointer(object).raw] = object }
-            } else if retainsObjects {
-                strong[ObjectPointer(object).raw] = nil
-            }
+        guard retainsObjects else { return }
+        for object in objects {
+            strong[ObjectPointer(object).raw] = object.contextReference === owner ? object : nil
         }
     }
 
