@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Synchronization
 
 /// An SQLite failure: the result code, SQLite's message and the statement that failed. The store turns it
 /// into a Core Data `NSError` at its boundary and keeps it as `NSUnderlyingErrorKey` (decision D6).
@@ -19,25 +20,60 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
 }
 
 /// The SQL text of every statement the connection prepares or executes, for tests that count statements
-/// ("no per-object query where one query can serve a batch").
+/// ("no per-object query where one query can serve a batch"); optionally also the time spent inside
+/// SQLite running them, for the benchmark's split of a workload's time.
 public final class SQLStatementLog: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [String] = []
-    public init() {}
+    private let nanoseconds = Atomic<UInt64>(0)
+    /// Whether ``sqliteNanoseconds`` is kept. Reading the clock twice per statement costs about 40 ns
+    /// (part of it inside the measured time), so a log that measures is for a run whose own time is not
+    /// the figure.
+    public let measuresSQLiteTime: Bool
+
+    /// - Parameter measuringSQLiteTime: also add up the monotonic time spent in `sqlite3_step` and
+    ///   `sqlite3_exec` (reading columns between steps is not counted).
+    public init(measuringSQLiteTime: Bool = false) {
+        measuresSQLiteTime = measuringSQLiteTime
+    }
+
     public var statements: [String] {
         lock.lock()
         defer { lock.unlock() }
         return entries
     }
+
+    /// Nanoseconds (monotonic clock) spent running statements inside SQLite since the log was made or
+    /// reset; 0 unless the log was made `measuringSQLiteTime`.
+    public var sqliteNanoseconds: UInt64 { nanoseconds.load(ordering: .relaxed) }
+
     func record(_ sql: String) {
         lock.lock()
         entries.append(sql)
         lock.unlock()
     }
+
+    /// `body`'s result; its duration added to ``sqliteNanoseconds`` when the log measures time.
+    @inline(__always)
+    func measure<T>(_ body: () -> T) -> T {
+        guard measuresSQLiteTime else { return body() }
+        let start = Self.monotonicNanoseconds()
+        let result = body()
+        nanoseconds.add(Self.monotonicNanoseconds() &- start, ordering: .relaxed)
+        return result
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+    }
+
     public func reset() {
         lock.lock()
         entries.removeAll()
         lock.unlock()
+        nanoseconds.store(0, ordering: .relaxed)
     }
 }
 
@@ -88,8 +124,13 @@ final class SQLiteConnection {
 
     /// Runs SQL without results (one or several statements).
     func execute(_ sql: String) throws {
-        log?.record(sql)
-        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        let rc: Int32
+        if let log {
+            log.record(sql)
+            rc = log.measure { sqlite3_exec(handle, sql, nil, nil, nil) }
+        } else {
+            rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        }
         guard rc == SQLITE_OK else { throw error(rc, sql) }
     }
 
@@ -469,8 +510,13 @@ final class Statement {
 
     /// Advances; true when a row is available.
     func step() throws -> Bool {
-        if sqlite3_stmt_busy(handle) == 0 { connection.log?.record(sql) }
-        let rc = sqlite3_step(handle)
+        let rc: Int32
+        if let log = connection.log {
+            if sqlite3_stmt_busy(handle) == 0 { log.record(sql) }
+            rc = log.measure { sqlite3_step(handle) }
+        } else {
+            rc = sqlite3_step(handle)
+        }
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
         let failure = connection.error(rc, sql)

@@ -73,6 +73,16 @@ struct StoreResult {
     var iterations: [String: Int] = [:]
     var statements: Int?
     var bytesPerObject: Double?
+    /// Nanoseconds per operation OpenCoreData spent inside SQLite running statements, from one extra
+    /// untimed run with a measuring ``SQLStatementLog`` (nil without an OpenCoreData store).
+    var sqliteNanoseconds: Double?
+
+    /// OpenCoreData's median less its time inside SQLite, over the C twin's median: what OpenCoreData's
+    /// own work costs if SQLite cost it nothing (> 1: that alone misses a 1× figure).
+    var outsideSQLiteRatio: Double? {
+        guard let ocd = median("ocd"), let sqlite = sqliteNanoseconds, let c = median("c") else { return nil }
+        return max(0, ocd - sqlite) / c
+    }
 
     func median(_ side: String, wall: Bool = false) -> Double? {
         guard let samples = samples[side], !samples.allCPU.isEmpty else { return nil }
@@ -108,15 +118,21 @@ struct StoreHarness {
         self.minimumSampleSeconds = minimumSampleSeconds
     }
 
-    /// One run of one side, set-up and tear-down untimed; the outcome checked. Returns CPU and wall ns.
-    private mutating func sample(_ workload: StoreWorkload, _ side: StoreSide, iterations: Int, log: SQLStatementLog? = nil) -> (cpu: Double, wall: Double) {
+    /// One run of one side, set-up and tear-down untimed; the outcome checked. Returns CPU and wall ns,
+    /// and whether `log` was given to an OpenCoreData store.
+    private mutating func sample(_ workload: StoreWorkload, _ side: StoreSide, iterations: Int, log: SQLStatementLog? = nil)
+        -> (cpu: Double, wall: Double, logged: Bool) {
         do {
             try side.setUp()
         } catch {
             failures.append("\(workload.key) [\(side.key)]: set-up failed: \(error)")
-            return (.nan, .nan)
+            return (.nan, .nan, false)
         }
-        if let log { workload.ocdStore()?.statementLog = log }
+        var logged = false
+        if let log, let store = workload.ocdStore() {
+            store.statementLog = log
+            logged = true
+        }
         var outcomes: [(Int, Outcome)] = []
         outcomes.reserveCapacity(iterations)
         var thrown: Error?
@@ -146,7 +162,7 @@ struct StoreHarness {
                 break
             }
         }
-        return (Double(end.cpu - start.cpu), Double(end.wall - start.wall))
+        return (Double(end.cpu - start.cpu), Double(end.wall - start.wall), logged)
     }
 
     mutating func measure(_ workloads: [StoreWorkload], progress: (String) -> Void) -> [StoreResult] {
@@ -157,15 +173,23 @@ struct StoreHarness {
             let before = failures.count
             for side in workload.sides {
                 let log = side.key == "ocd" ? SQLStatementLog() : nil
-                let (_, wall) = sample(workload, side, iterations: 1, log: log)
+                let (_, wall, _) = sample(workload, side, iterations: 1, log: log)
                 if let log { results[index].statements = log.statements.count }
                 var iterations = 1
                 if workload.repeatable && wall.isFinite {
-                    let (_, again) = sample(workload, side, iterations: 1)
+                    let (_, again, _) = sample(workload, side, iterations: 1)
                     let target = minimumSampleSeconds * 1e9
                     if again < target { iterations = max(1, Int((target / max(again, 1)).rounded(.up))) }
                 }
                 results[index].iterations[side.key] = iterations
+            }
+            // Where OpenCoreData's time goes: one more run, untimed by the figures, that adds up the time
+            // spent inside SQLite (the clock reads per statement would distort a timed sample).
+            if let ocd = workload.sides.first(where: { $0.key == "ocd" }) {
+                let timing = SQLStatementLog(measuringSQLiteTime: true)
+                if sample(workload, ocd, iterations: 1, log: timing).logged {
+                    results[index].sqliteNanoseconds = Double(timing.sqliteNanoseconds) / Double(max(workload.operations, 1))
+                }
             }
             if let probe = workload.memoryProbe {
                 do { results[index].bytesPerObject = try probe() } catch { failures.append("\(workload.key): memory probe: \(error)") }
@@ -181,7 +205,7 @@ struct StoreHarness {
                     let order = Array(workload.sides[shift...] + workload.sides[..<shift])
                     for side in order {
                         let iterations = results[index].iterations[side.key] ?? 1
-                        let (cpu, wall) = sample(workload, side, iterations: iterations)
+                        let (cpu, wall, _) = sample(workload, side, iterations: iterations)
                         let per = Double(iterations * workload.operations)
                         perSide[side.key, default: ([], [])].cpu.append(cpu / per)
                         perSide[side.key, default: ([], [])].wall.append(wall / per)
@@ -204,7 +228,7 @@ enum StoreReport {
     static func table(_ results: [StoreResult], rounds: Int, repetitions: Int, synchronous: String) -> String {
         var lines: [String] = []
         let header = ["workload", "unit", "OCD ns/op", "C ns/op", "GRDB ns/op", "records ns/op", "CPU vs C", "wall vs C",
-                      "CPU vs GRDB", "CPU vs records", "vs C per round", "SQL stmts", "bytes/obj"]
+                      "CPU vs GRDB", "CPU vs records", "vs C per round", "SQL stmts", "OCD in SQLite ns/op", "rest vs C", "bytes/obj"]
         var rows: [[String]] = []
         func cell(_ value: Double?, suffix: String = "") -> String { value.map { Report.format($0) + suffix } ?? "-" }
         for result in results {
@@ -215,6 +239,7 @@ enum StoreReport {
                 cell(result.ratio(to: "grdb"), suffix: "x"), cell(result.ratio(to: "grdb_record"), suffix: "x"),
                 result.roundRatios(to: "c").map { Report.format($0) }.joined(separator: " / "),
                 result.statements.map(String.init) ?? "-",
+                cell(result.sqliteNanoseconds), cell(result.outsideSQLiteRatio, suffix: "x"),
                 cell(result.bytesPerObject),
             ])
         }
@@ -231,6 +256,8 @@ enum StoreReport {
         lines.append("")
         lines.append("ns/op: median CPU time per operation over \(rounds) rounds x \(repetitions) samples per side, set-up untimed; synchronous = \(synchronous) unless the key says durable (FULL).")
         lines.append("ratios: OpenCoreData / the other side (higher = OpenCoreData slower). SQL stmts: statements OpenCoreData executed in one run. bytes/obj: allocator growth per object held.")
+        lines.append("OCD in SQLite: OpenCoreData's time inside sqlite3_step and sqlite3_exec per operation (monotonic clock, one extra untimed run; column reads between steps not counted).")
+        lines.append("rest vs C: (OCD ns/op - OCD in SQLite) / C ns/op, OpenCoreData's own work against the twin's whole run: where it is above a figure, SQLite is not what misses it.")
         lines.append("")
         for result in results {
             let workload = result.workload
@@ -244,7 +271,7 @@ enum StoreReport {
     }
 
     /// `<key>_cpu_ratio_c`, `<key>_wall_ratio_c`, the same for `grdb` and `grdb_record`, `<key>_statements`,
-    /// `<key>_bytes_per_object`.
+    /// `<key>_bytes_per_object`, `<key>_ocd_sqlite_ns`, `<key>_outside_sqlite_ratio_c`.
     static func jsonFields(_ results: [StoreResult]) -> [String] {
         var fields: [String] = []
         func number(_ value: Double) -> String { value.isFinite ? String(format: "%.3f", value) : "null" }
@@ -258,6 +285,8 @@ enum StoreReport {
             if let ocd = result.median("ocd") { fields.append("\"\(key)_ocd_cpu_ns\": \(number(ocd))") }
             if let statements = result.statements { fields.append("\"\(key)_statements\": \(statements)") }
             if let bytes = result.bytesPerObject { fields.append("\"\(key)_bytes_per_object\": \(number(bytes))") }
+            if let sqlite = result.sqliteNanoseconds { fields.append("\"\(key)_ocd_sqlite_ns\": \(number(sqlite))") }
+            if let rest = result.outsideSQLiteRatio { fields.append("\"\(key)_outside_sqlite_ratio_c\": \(number(rest))") }
         }
         return fields
     }
