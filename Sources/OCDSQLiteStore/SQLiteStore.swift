@@ -797,22 +797,26 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 if !request.isOnlyStoreOfSave { try connection.holdRoundWrites() }
                 try connection.transaction(savepoint: !rollsBackRound) {
                     var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
+                    var writer = RowWriter()
                     for (id, version) in request.deleted {
-                        guard let pk = primaryKey(of: id), let mapping = schema.mapping(for: id.entity) else { continue }
-                        try connection.run(mapping.deleteSQL, [.integer(pk), .integer(version)])
+                        guard let pk = primaryKey(of: id), let mapping = writer.mapping(for: id.entity, in: schema) else { continue }
+                        writer.arguments.removeAll(keepingCapacity: true)
+                        writer.arguments.append(.integer(pk))
+                        writer.arguments.append(.integer(version))
+                        try connection.run(mapping.deleteSQL, writer.arguments)
                         if connection.changes == 0 { conflicts.append((id, version, nil)); continue }
                         try deleteJoinRows(of: pk, mapping, connection)
                     }
                     // Updates before inserts: a unique value an update frees can be taken by an insert.
                     for (index, (row, version)) in request.updated.enumerated() {
                         let changed = index < request.updatedSlots.count ? request.updatedSlots[index] : nil
-                        if let written = try update(row, expectedVersion: version, changedSlots: changed, connection, schema) {
+                        if let written = try update(row, expectedVersion: version, changedSlots: changed, connection, schema, &writer) {
                             result.append(written)
                         } else {
                             conflicts.append((row.objectID, version, nil))
                         }
                     }
-                    for row in request.inserted { try insert(row, connection, schema) }
+                    for row in request.inserted { try insert(row, connection, schema, &writer) }
                     if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
                     for row in request.inserted { try writeToMany(row, inserted: true, connection, schema) }
                     for (row, _) in request.updated { try writeToMany(row, inserted: false, connection, schema) }
@@ -833,48 +837,77 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return StoreSaveResult(updated: result)
     }
 
-    private func insert(_ row: StoreRow, _ connection: SQLiteConnection, _ schema: StoreSchema) throws {
-        guard let pk = primaryKey(of: row.objectID), let mapping = schema.mapping(for: row.objectID.entity) else {
+    /// What a save's loops of deletes, updates and inserts keep from row to row: the rows mostly come
+    /// entity by entity, so the entity's mapping (found by hashing its name), its columns and its SQL are
+    /// looked up once per run of rows, and one array of arguments serves every row.
+    private struct RowWriter {
+        var entity: NSEntityDescription?
+        var mapping: EntityMapping?
+        var columns: [EntityMapping.WrittenColumn] = []
+        var insertSQL = ""
+        /// The columns of the last update and its SQL (a bulk update mostly changes the same ones).
+        var updateColumns: EntityMapping.ColumnSet?
+        var updateSQL = ""
+        var arguments: [SQLValue] = []
+
+        mutating func mapping(for entity: NSEntityDescription, in schema: StoreSchema) -> EntityMapping? {
+            if entity === self.entity, let mapping { return mapping }
+            let mapping = schema.mapping(for: entity)
+            self.entity = entity
+            self.mapping = mapping
+            columns = mapping?.writtenColumns ?? []
+            insertSQL = mapping?.insertSQL ?? ""
+            updateColumns = nil
+            return mapping
+        }
+    }
+
+    private func insert(_ row: StoreRow, _ connection: SQLiteConnection, _ schema: StoreSchema, _ writer: inout RowWriter) throws {
+        guard let pk = primaryKey(of: row.objectID), let mapping = writer.mapping(for: row.objectID.entity, in: schema) else {
             throw StoreError.invalidRequest("The object \(row.objectID) does not belong to this store.")
         }
-        var arguments: [SQLValue] = [.integer(pk), .integer(Int64(mapping.number))]
-        try appendColumnValues(row, mapping, to: &arguments)
-        try connection.run(mapping.insertSQL, arguments)
+        writer.arguments.removeAll(keepingCapacity: true)
+        writer.arguments.append(.integer(pk))
+        writer.arguments.append(.integer(Int64(mapping.number)))
+        try appendColumnValues(row, writer.columns, to: &writer.arguments)
+        try connection.run(writer.insertSQL, writer.arguments)
     }
 
     /// Writes an updated row, only its changed columns when `changedSlots` says which (as Core Data's
     /// SQL does), all of them otherwise; nil when the row's version is not `expectedVersion`.
-    private func update(_ row: StoreRow, expectedVersion: Int64, changedSlots: [Int]?, _ connection: SQLiteConnection, _ schema: StoreSchema) throws -> StoreRow? {
-        guard let pk = primaryKey(of: row.objectID), let mapping = schema.mapping(for: row.objectID.entity) else {
+    private func update(_ row: StoreRow, expectedVersion: Int64, changedSlots: [Int]?, _ connection: SQLiteConnection, _ schema: StoreSchema,
+                        _ writer: inout RowWriter) throws -> StoreRow? {
+        guard let pk = primaryKey(of: row.objectID), let mapping = writer.mapping(for: row.objectID.entity, in: schema) else {
             throw StoreError.invalidRequest("The object \(row.objectID) does not belong to this store.")
         }
         var columns = EntityMapping.ColumnSet.all
         if let changedSlots, let changed = mapping.writtenColumnSet(forSlots: changedSlots) { columns = changed }
-        var arguments: [SQLValue] = []
-        try appendColumnValues(row, mapping, columns, to: &arguments)
-        arguments.append(.integer(pk))
-        arguments.append(.integer(expectedVersion))
-        try connection.run(mapping.updateSQL(columns), arguments)
+        if columns != writer.updateColumns {
+            writer.updateColumns = columns
+            writer.updateSQL = mapping.updateSQL(columns)
+        }
+        writer.arguments.removeAll(keepingCapacity: true)
+        try appendColumnValues(row, writer.columns, columns, to: &writer.arguments)
+        writer.arguments.append(.integer(pk))
+        writer.arguments.append(.integer(expectedVersion))
+        try connection.run(writer.updateSQL, writer.arguments)
         guard connection.changes == 1 else { return nil }
         return StoreRow(objectID: row.objectID, version: expectedVersion + 1, values: row.values)
     }
 
     /// The values of a row's written columns (``EntityMapping/writtenColumns``, those in `set`), in their
     /// order.
-    private func appendColumnValues(_ row: StoreRow, _ mapping: EntityMapping, _ set: EntityMapping.ColumnSet = .all,
+    private func appendColumnValues(_ row: StoreRow, _ columns: [EntityMapping.WrittenColumn], _ set: EntityMapping.ColumnSet = .all,
                                     to values: inout [SQLValue]) throws {
-        let columns = mapping.writtenColumns
         values.reserveCapacity(values.count + columns.count + 2)
         let rowValues = row.values
         for (index, written) in columns.enumerated() where set.contains(index) {
             if let attribute = written.attribute {
                 // A number held in its word is encoded from its bits: no existential made.
                 let words = rowValues.words(at: written.slot)
-                let type = attribute.attributeType
-                if words.type == SlotValues.int64Type,
-                   type == .integer64AttributeType || type == .integer32AttributeType || type == .integer16AttributeType {
+                if words.type == SlotValues.int64Type, written.numberColumn == .integer {
                     values.append(.integer(Int64(bitPattern: words.value)))
-                } else if words.type == SlotValues.doubleType, type == .doubleAttributeType {
+                } else if words.type == SlotValues.doubleType, written.numberColumn == .double {
                     values.append(.real(Double(bitPattern: words.value)))
                 } else {
                     values.append(try ValueCoding.encode(rowValues.stored(written.slot), attribute, marksExternalStorage: !legacyLayout))

@@ -107,6 +107,22 @@ final class EntityMapping {
         let column: String
         let attribute: NSAttributeDescription?
         let entityColumn: String?
+        /// How a number held in its word is written without making a value (read per row and column).
+        let numberColumn: NumberColumn
+
+        enum NumberColumn { case none, integer, double }
+
+        init(slot: Int, column: String, attribute: NSAttributeDescription?, entityColumn: String?) {
+            self.slot = slot
+            self.column = column
+            self.attribute = attribute
+            self.entityColumn = entityColumn
+            switch attribute?.attributeType {
+            case .integer64AttributeType?, .integer32AttributeType?, .integer16AttributeType?: numberColumn = .integer
+            case .doubleAttributeType?: numberColumn = .double
+            default: numberColumn = .none
+            }
+        }
     }
 
     /// The columns inserts and updates write, in `selectedSlots` order, worked out once (the schema is
