@@ -447,7 +447,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Inserted, then deleted before a save: the object never existed.
     func dropObjectsInsertedAndDeleted() {
-        for (key, object) in inserted where object.status.contains(.deleted) {
+        // Such an object is in both sets: the smaller one is searched, as a pass over a large insert's
+        // objects in hash order is mostly cache misses.
+        guard !inserted.isEmpty && !deleted.isEmpty else { return }
+        let candidates = inserted.count <= deleted.count ? inserted : deleted.filter { inserted[$0.key] != nil }
+        for (key, object) in candidates where object.status.contains(.deleted) {
             inserted[key] = nil
             assignedStores[key] = nil
             deleted[key] = nil
@@ -480,8 +484,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // Objects another context saved and a merge faulted in: inserted, as far as observers go.
         if !merged.isEmpty { userInfo[NSInsertedObjectsKey] = merged }
         if !unprocessedInserted.isEmpty {
-            userInfo[NSInsertedObjectsKey] = merged.isEmpty ? Set(unprocessedInserted.values) : merged.union(unprocessedInserted.values)
-            for object in unprocessedInserted.values { object.status.insert(.insertionAnnounced) }
+            // By address, as a save's passes are (`inAddressOrder`): each object is touched once, walking memory forwards.
+            let objects = Self.inAddressOrder(unprocessedInserted)
+            for object in objects { object.status.insert(.insertionAnnounced) }
+            userInfo[NSInsertedObjectsKey] = merged.isEmpty ? Set(objects) : merged.union(objects)
         }
         if !unprocessedUpdated.isEmpty { userInfo[NSUpdatedObjectsKey] = Set(unprocessedUpdated.values) }
         if !unprocessedDeleted.isEmpty { userInfo[NSDeletedObjectsKey] = Set(unprocessedDeleted.values) }

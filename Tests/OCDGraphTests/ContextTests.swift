@@ -230,6 +230,23 @@ struct DeleteRuleTests {
         #expect((saved[NSDeletedObjectsKey] as? Set<NSManagedObject> ?? []).isEmpty)
         #expect(try stack.stored("Employee") { $0.string("name") } == ["Kept"])
     }
+
+    /// As above, with more objects deleted than inserted (the context then looks for such objects among
+    /// the deleted ones).
+    @Test func anObjectInsertedAndDeletedAmongMoreDeletedObjectsDisappears() throws {
+        let stack = try TestStack()
+        let stored = try ["Old 1", "Old 2"].map { try stack.context.existingObject(with: try stack.seed("Employee", ["name": $0])) }
+        let ghost = stack.insert("Employee", ["name": "Ghost"])
+        for object in stored + [ghost] { stack.context.delete(object) }
+
+        stack.context.processPendingChanges()
+        #expect(!ghost.isInserted && !ghost.isDeleted)
+        #expect(ghost.managedObjectContext == nil)
+        #expect(stack.context.deletedObjects == Set(stored))
+        #expect(stack.context.insertedObjects.isEmpty)
+        try stack.context.save()
+        #expect(try stack.stored("Employee") { $0.string("name") }.isEmpty)
+    }
 }
 
 @Suite("Context: saving")
@@ -244,6 +261,19 @@ struct SaveTests {
         stack.context.delete(d)
         log.clear()
         return (stack, log, i, u, d)
+    }
+
+    /// The save takes each set's objects by address (`inAddressOrder`: its passes over a large save's
+    /// objects then walk memory forwards); an order Core Data leaves open, pinned so that it is not lost.
+    @Test func saveTakesEachSetsObjectsInAddressOrder() throws {
+        let (stack, log) = try TestStack.hooked()
+        var order: [ObjectIdentifier] = []
+        log.willSave = { order.append(ObjectIdentifier($0)) }
+        let inserted = (0..<64).map { stack.insert("Employee", ["name": "E\($0)"]) }
+        try stack.context.save()
+        #expect(order.count == inserted.count)
+        #expect(order == order.sorted())
+        #expect(Set(order) == Set(inserted.map(ObjectIdentifier.init)))
     }
 
     @Test func saveValidatesAndCallsWillSavePerSetThenDidSaveBetweenItsNotifications() throws {
