@@ -15,9 +15,13 @@ extension NSEntityDescription {
 
     /// The entity named `entityName` in the model of `context`'s coordinator.
     public class func entity(forEntityName entityName: String, in context: NSManagedObjectContext) -> NSEntityDescription? {
+        // The coordinator's model never changes, and the context forgets the entity when its coordinator does.
+        if let last = context.modelLookups.byName, last.name == entityName { return last.entity }
         guard let model = context.persistentStoreCoordinator?.managedObjectModel else {
             fatalError("+entityForName: nil is not a legal NSPersistentStoreCoordinator for searching for entity name '\(entityName)'")
         }
-        return model.entitiesByName[entityName]
+        let entity = model.entitiesByName[entityName]
+        if let entity { context.modelLookups.byName = (entityName, entity) }
+        return entity
     }
 }

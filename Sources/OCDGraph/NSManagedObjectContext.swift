@@ -31,7 +31,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     public let concurrencyType: ConcurrencyType
     /// The coordinator the context saves through and fetches from.
-    public var persistentStoreCoordinator: NSPersistentStoreCoordinator?
+    public var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
+        didSet { modelLookups = ModelLookups() }
+    }
     /// A name for debugging.
     public var name: String?
     /// The application's own values.
@@ -88,6 +90,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Counts objects put into `inserted` or `deleted`, so that a save's `willSave()` round knows
     /// without comparing sets whether it made any (those get validated and `willSave()` too).
     @exclusivity(unchecked) var listingsAdded = 0
+    /// The last entity found by name in the coordinator's model, and the last inserted object's entity
+    /// found to be of that model: inserting objects one by one asks both per object, and reading the
+    /// model from the coordinator retains it on the runtime's slow path (its entities refer to it weakly).
+    struct ModelLookups {
+        var byName: (name: String, entity: NSEntityDescription)?
+        var ofModel: NSEntityDescription?
+    }
+    @exclusivity(unchecked) var modelLookups = ModelLookups()
     /// How many contexts, in any thread, have `changedDuringWillSave` now. While none has, a change of an
     /// object that needs nothing else from its context skips loading it. A constant start, so that a read
     /// is a plain load (a lazy global's `swift_once` ran per read); relaxed, because what a context's own
@@ -294,9 +304,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if let owner = object.contextReference, owner !== backreference {
             fatalError("An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext (\(object.objectID)).")
         }
-        if let coordinator = persistentStoreCoordinator,
-           coordinator.managedObjectModel.entitiesByName[object.entity.name ?? ""] !== object.entity {
-            fatalError("insert(_:): the entity \(object.entity.name ?? "?") is not an entity of this context's model.")
+        if let coordinator = persistentStoreCoordinator, object.entity !== modelLookups.ofModel {
+            guard coordinator.managedObjectModel.entitiesByName[object.entity.name ?? ""] === object.entity else {
+                fatalError("insert(_:): the entity \(object.entity.name ?? "?") is not an entity of this context's model.")
+            }
+            modelLookups.ofModel = object.entity
         }
         let key = ObjectIdentifier(object)
         if object.status.contains(.deleted) {

@@ -1282,3 +1282,45 @@ struct ModelFileLimitTests {
         }
     }
 }
+
+/// The context remembers the last entity found by name and the last entity checked to be of its model
+/// (inserting objects one by one asks both per object); what it remembers follows its coordinator.
+@Suite("Context: entity lookups")
+struct EntityLookupTests {
+    private func context(with coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    @Test func entityForNameAnswersFromTheModelOfTheContextsCurrentCoordinator() throws {
+        let first = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        let second = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        let context = context(with: first)
+        context.performAndWait {
+            for name in ["Company", "Employee", "Company", "Company"] {
+                #expect(NSEntityDescription.entity(forEntityName: name, in: context) === first.managedObjectModel.entitiesByName[name])
+            }
+            #expect(NSEntityDescription.entity(forEntityName: "Nothing", in: context) == nil)
+            #expect(NSEntityDescription.entity(forEntityName: "Company", in: context) === first.managedObjectModel.entitiesByName["Company"])
+
+            context.persistentStoreCoordinator = second
+            #expect(NSEntityDescription.entity(forEntityName: "Company", in: context) === second.managedObjectModel.entitiesByName["Company"])
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+            #expect(company.entity === second.managedObjectModel.entitiesByName["Company"])
+        }
+    }
+
+    @Test func insertingAnObjectOfAnotherModelStopsAfterObjectsOfTheContextsOwn() async {
+        await #expect(processExitsWith: .failure) {
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+            let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+            let foreign = TestModel.make().entitiesByName["Company"]!
+            context.performAndWait {
+                _ = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+                _ = NSManagedObject(entity: foreign, insertInto: context)
+            }
+        }
+    }
+}
