@@ -90,9 +90,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Counts objects put into `inserted` or `deleted`, so that a save's `willSave()` round knows
     /// without comparing sets whether it made any (those get validated and `willSave()` too).
     @exclusivity(unchecked) var listingsAdded = 0
-    /// The last entity found by name in the coordinator's model, and the last inserted object's entity
-    /// found to be of that model: inserting objects one by one asks both per object, and reading the
-    /// model from the coordinator retains it on the runtime's slow path (its entities refer to it weakly).
+    /// The last entity `insertNewObject(forEntityName:into:)` found by name in the coordinator's model,
+    /// and the last inserted object's entity found to be of that model: inserting objects one by one
+    /// asks both per object, and reading the model from the coordinator retains it on the runtime's slow
+    /// path (its entities refer to it weakly). Used on the context's queue only, as inserting is.
     struct ModelLookups {
         var byName: (name: String, entity: NSEntityDescription)?
         var ofModel: NSEntityDescription?

@@ -1293,17 +1293,18 @@ struct EntityLookupTests {
         return context
     }
 
-    @Test func entityForNameAnswersFromTheModelOfTheContextsCurrentCoordinator() throws {
+    @Test func insertingByNameTakesTheEntityOfTheContextsCurrentCoordinator() throws {
         let first = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
         let second = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
         let context = context(with: first)
         context.performAndWait {
             for name in ["Company", "Employee", "Company", "Company"] {
-                #expect(NSEntityDescription.entity(forEntityName: name, in: context) === first.managedObjectModel.entitiesByName[name])
+                let object = NSEntityDescription.insertNewObject(forEntityName: name, into: context)
+                #expect(object.entity === first.managedObjectModel.entitiesByName[name])
             }
             #expect(NSEntityDescription.entity(forEntityName: "Nothing", in: context) == nil)
-            #expect(NSEntityDescription.entity(forEntityName: "Company", in: context) === first.managedObjectModel.entitiesByName["Company"])
 
+            context.reset()
             context.persistentStoreCoordinator = second
             #expect(NSEntityDescription.entity(forEntityName: "Company", in: context) === second.managedObjectModel.entitiesByName["Company"])
             let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
