@@ -9,6 +9,7 @@ extension NSEntityDescription {
         // Inserting is on the context's queue, so the context's memory of the last entity found by name
         // may be used (the model never changes; the context forgets it when its coordinator changes).
         // `entity(forEntityName:in:)` may be called from any thread, and asks the model.
+        context.assertQueue()
         let entity: NSEntityDescription?
         if let last = context.modelLookups.byName, last.name == entityName {
             entity = last.entity
