@@ -258,7 +258,7 @@ enum StoreReport {
         lines.append("")
         lines.append("ns/op: median CPU time per operation over \(rounds) rounds x \(repetitions) samples per side, set-up untimed; synchronous = \(synchronous) unless the key says durable (FULL).")
         lines.append("ratios: OpenCoreData / the other side (higher = OpenCoreData slower). SQL stmts: statements OpenCoreData executed in one run. bytes/obj: allocator growth per object held.")
-        lines.append("OCD in SQLite: OpenCoreData's time inside sqlite3_step and sqlite3_exec per operation (monotonic clock, one extra untimed run; column reads between steps not counted, SQL functions OpenCoreData registers counted).")
+        lines.append("OCD in SQLite: OpenCoreData's time inside sqlite3_step and sqlite3_exec per operation (monotonic clock, one extra untimed run; preparing, binding and reading columns not counted, SQL functions OpenCoreData registers counted).")
         lines.append("rest vs C: (OCD wall ns/op - OCD in SQLite) / C wall ns/op, OpenCoreData's own work against the twin's whole run: where it is above a figure, SQLite is not what misses it.")
         lines.append("")
         for result in results {
