@@ -74,7 +74,8 @@ final class ObjectRegistry: @unchecked Sendable {
                 object.objectID = id
                 if object.contextReference === owner {
                     _ = table.entries.updateValue(pointer, forKey: id)
-                    // Releasing a registry under the lock is safe: a registry's deinit takes no lock.
+                    // Releasing another registry here is safe: its deinit takes no lock, and it cannot free
+                    // objects (whose deinit takes locks), as its context emptied `strong` before letting go.
                     if object.registry !== self { object.registry = self }
                 }
             }
