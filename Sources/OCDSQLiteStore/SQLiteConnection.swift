@@ -474,7 +474,11 @@ let SQLITE_TRANSIENT = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_
 /// A cached prepared statement.
 final class Statement {
     let handle: OpaquePointer
-    unowned let connection: SQLiteConnection
+    /// The connection that prepared and caches the statement, and finalizes it in its `deinit`: a
+    /// statement is used only while its connection is held (its cache and callers holding the
+    /// connection). `unowned(unsafe)`, as a checked `unowned` read is an atomic retain and release, and
+    /// `step()` reads it per row.
+    unowned(unsafe) let connection: SQLiteConnection
     let sql: String
 
     init(handle: OpaquePointer, connection: SQLiteConnection, sql: String) {
