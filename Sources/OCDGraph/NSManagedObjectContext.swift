@@ -497,10 +497,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // Objects another context saved and a merge faulted in: inserted, as far as observers go.
         if !merged.isEmpty { userInfo[NSInsertedObjectsKey] = merged }
         if !unprocessedInserted.isEmpty {
-            // By address, as a save's passes are (`inAddressOrder`): each object is touched once, walking memory forwards.
-            let objects = Self.inAddressOrder(unprocessedInserted)
-            for object in objects { object.status.insert(.insertionAnnounced) }
-            userInfo[NSInsertedObjectsKey] = merged.isEmpty ? Set(objects) : merged.union(objects)
+            userInfo[NSInsertedObjectsKey] = merged.isEmpty ? Set(unprocessedInserted.values) : merged.union(unprocessedInserted.values)
+            for object in unprocessedInserted.values { object.status.insert(.insertionAnnounced) }
         }
         if !unprocessedUpdated.isEmpty { userInfo[NSUpdatedObjectsKey] = Set(unprocessedUpdated.values) }
         if !unprocessedDeleted.isEmpty { userInfo[NSDeletedObjectsKey] = Set(unprocessedDeleted.values) }
