@@ -78,12 +78,17 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var updated: [ObjectIdentifier: NSManagedObject] = [:]
     @exclusivity(unchecked) var deleted: [ObjectIdentifier: NSManagedObject] = [:]
     // Since the last processPendingChanges, for delete propagation and ObjectsDidChange.
-    @exclusivity(unchecked) var unprocessedInserted: [ObjectIdentifier: NSManagedObject] = [:]
+    /// In the order inserted; an object counts here only while its `unprocessedInsert` bit is set (a
+    /// dropped insert clears the bit and leaves the entry): an append per insert rather than a hash
+    /// insert, and ObjectsDidChange's set is built in about address order.
+    @exclusivity(unchecked) var unprocessedInserted: [NSManagedObject] = []
     @exclusivity(unchecked) var unprocessedUpdated: [ObjectIdentifier: NSManagedObject] = [:]
     @exclusivity(unchecked) var unprocessedDeleted: [ObjectIdentifier: NSManagedObject] = [:]
     @exclusivity(unchecked) var unprocessedRefreshed: [ObjectIdentifier: NSManagedObject] = [:]
     @exclusivity(unchecked) var pendingDeletePropagation: [NSManagedObject] = []
-    @exclusivity(unchecked) var objectsWithEventValues: [ObjectIdentifier: NSManagedObject] = [:]
+    /// Each object once (its `listedForEventValues` bit says whether it is here), in the order listed:
+    /// an append rather than a hash insert per changed object, and a pass in about address order.
+    @exclusivity(unchecked) var objectsWithEventValues: [NSManagedObject] = []
     @exclusivity(unchecked) var isProcessingPendingChanges = false
     /// Objects changed while `willSave()` runs, which get `willSave()` again.
     @exclusivity(unchecked) var changedDuringWillSave: [ObjectIdentifier: NSManagedObject]?
@@ -343,7 +348,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object.status.insert(.inserted)
         object.status.remove(.insertionAnnounced)
         inserted[key] = object
-        unprocessedInserted[key] = object
+        if !object.status.contains(.unprocessedInsert) {
+            object.status.insert(.unprocessedInsert)
+            unprocessedInserted.append(object)
+        }
         listingsAdded &+= 1
         if !object.status.contains(.awakenedFromInsert) {
             object.status.insert(.awakenedFromInsert)
@@ -413,7 +421,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // clear what `changedValuesForCurrentEvent()` recorded for it.
         if !object.status.contains(.listedForEventValues) {
             object.status.insert(.listedForEventValues)
-            objectsWithEventValues[key] = object
+            objectsWithEventValues.append(object)
         }
         guard !object.status.contains(.deleted) else { return }
         changedDuringWillSave?[key] = object
@@ -437,11 +445,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Ends the current event for its changed objects: `changedValuesForCurrentEvent()` is empty again.
     private func endEventValues() {
-        for object in objectsWithEventValues.values {
+        for object in objectsWithEventValues {
             object.clearEventOldValues()
             object.status.remove(.listedForEventValues)
         }
-        objectsWithEventValues = [:]
+        objectsWithEventValues = []
     }
 
     // MARK: Processing pending changes
@@ -470,8 +478,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             deleted[key] = nil
             // Inserted in this event too: observers never heard of it, so they hear nothing. Announced in
             // an earlier event: they hear of its deletion.
-            if unprocessedInserted[key] != nil { unprocessedDeleted[key] = nil }
-            unprocessedInserted[key] = nil
+            if object.status.contains(.unprocessedInsert) { unprocessedDeleted[key] = nil }
+            object.status.remove(.unprocessedInsert)
             unprocessedUpdated[key] = nil
             registry[object.objectID] = nil
             object.turnIntoFault()
@@ -492,19 +500,31 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingDeletePropagation = []
     }
 
+    /// Empties `unprocessedInserted` without announcing its objects.
+    func forgetUnprocessedInserted() {
+        for object in unprocessedInserted { object.status.remove(.unprocessedInsert) }
+        unprocessedInserted = []
+    }
+
     func postObjectsDidChange(invalidatedAll: Bool = false, merged: Set<NSManagedObject> = []) {
-        var userInfo: [AnyHashable: Any] = [:]
+        var userInfo = [AnyHashable: Any](minimumCapacity: 4)
         // Objects another context saved and a merge faulted in: inserted, as far as observers go.
-        if !merged.isEmpty { userInfo[NSInsertedObjectsKey] = merged }
+        if !merged.isEmpty { userInfo[PostedKey.inserted] = merged }
         if !unprocessedInserted.isEmpty {
-            userInfo[NSInsertedObjectsKey] = merged.isEmpty ? Set(unprocessedInserted.values) : merged.union(unprocessedInserted.values)
-            for object in unprocessedInserted.values { object.status.insert(.insertionAnnounced) }
+            var insertedNow = merged
+            insertedNow.reserveCapacity(merged.count + unprocessedInserted.count)
+            for object in unprocessedInserted where object.status.contains(.unprocessedInsert) {
+                object.status.remove(.unprocessedInsert)
+                object.status.insert(.insertionAnnounced)
+                insertedNow.insert(object)
+            }
+            if !insertedNow.isEmpty { userInfo[PostedKey.inserted] = insertedNow }
         }
-        if !unprocessedUpdated.isEmpty { userInfo[NSUpdatedObjectsKey] = Set(unprocessedUpdated.values) }
-        if !unprocessedDeleted.isEmpty { userInfo[NSDeletedObjectsKey] = Set(unprocessedDeleted.values) }
-        if !unprocessedRefreshed.isEmpty { userInfo[NSRefreshedObjectsKey] = Set(unprocessedRefreshed.values) }
-        if invalidatedAll { userInfo[NSInvalidatedAllObjectsKey] = Array(registry.keys) }
-        unprocessedInserted = [:]
+        if !unprocessedUpdated.isEmpty { userInfo[PostedKey.updated] = Set(unprocessedUpdated.values) }
+        if !unprocessedDeleted.isEmpty { userInfo[PostedKey.deleted] = Set(unprocessedDeleted.values) }
+        if !unprocessedRefreshed.isEmpty { userInfo[PostedKey.refreshed] = Set(unprocessedRefreshed.values) }
+        if invalidatedAll { userInfo[PostedKey.invalidatedAll] = Array(registry.keys) }
+        unprocessedInserted = []  // the loop above cleared their bits
         unprocessedUpdated = [:]
         unprocessedDeleted = [:]
         unprocessedRefreshed = [:]
@@ -570,7 +590,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.clearEventOldValues()
             object.awakeFromSnapshotEvents(.rollback)
         }
-        unprocessedInserted = [:]
+        forgetUnprocessedInserted()
         unprocessedUpdated = [:]
         unprocessedDeleted = [:]
         endEventValues()
@@ -581,7 +601,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public func reset() {
         assertQueue()
         let objects = Array(registry.values)
-        unprocessedInserted = [:]
+        forgetUnprocessedInserted()
         unprocessedUpdated = [:]
         unprocessedDeleted = [:]
         postObjectsDidChange(invalidatedAll: true)

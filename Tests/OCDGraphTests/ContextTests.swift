@@ -806,6 +806,39 @@ struct ObjectsDidChangeTests {
         #expect(!stack.context.hasChanges)
     }
 
+    /// An insert dropped (inserted, then deleted before the event ended) and then made again is
+    /// announced once, as inserted; one undone by `rollback()` and made again likewise. The context
+    /// keeps an event's inserted objects in a list, and these leave an entry there that must not count.
+    @Test func anObjectInsertedAgainAfterItsInsertWasDroppedIsAnnouncedOnce() throws {
+        let stack = try TestStack()
+        let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: stack.context)
+        let ghost = stack.insert("Employee", ["name": "Ghost"])
+        stack.context.delete(ghost)
+        stack.context.processPendingChanges()
+        #expect(recorder.notifications.isEmpty)
+
+        stack.context.insert(ghost)
+        stack.context.delete(ghost)
+        stack.context.insert(ghost)  // deleted, then inserted again in one event: simply inserted
+        let other = stack.insert("Employee", ["name": "Other"])
+        stack.context.processPendingChanges()
+        let first = try #require(recorder.named(.NSManagedObjectContextObjectsDidChange).first)
+        #expect(recorder.notifications.count == 1)
+        #expect(first.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject> == [ghost, other])
+        #expect(first.userInfo?[NSDeletedObjectsKey] == nil)
+
+        let undone = stack.insert("Employee", ["name": "Undone"])
+        stack.context.rollback()
+        #expect(stack.context.insertedObjects.isEmpty)
+        stack.context.insert(undone)
+        stack.context.processPendingChanges()
+        let last = try #require(recorder.named(.NSManagedObjectContextObjectsDidChange).last)
+        #expect(recorder.notifications.count == 2)
+        #expect(last.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject> == [undone])
+        try stack.context.save()
+        #expect(try stack.stored("Employee") { $0.string("name") } == ["Undone"])
+    }
+
     /// A deleted object changed in an event (here by hand; delete propagation does it too) has no old
     /// values for the current event once the event ends.
     @Test func aDeletedObjectsEventValuesEndWithTheEvent() throws {
