@@ -45,9 +45,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         /// An inserted object whose insertion an ObjectsDidChange has announced: its later changes are
         /// announced as updates. A bit, so that a change needs no lookup in the event's inserted objects.
         static let insertionAnnounced = Status(rawValue: 1 << 9)
-        /// In the context's `unprocessedInserted` (which may still hold it once this is cleared: it then
-        /// no longer counts there).
+        /// In the context's `unprocessedInserted`, `unprocessedUpdated` or `unprocessedDeleted` (which
+        /// may still hold it once the bit is cleared: it then no longer counts there; `PendingObjects`).
         static let unprocessedInsert = Status(rawValue: 1 << 13)
+        static let unprocessedUpdate = Status(rawValue: 1 << 14)
+        static let unprocessedDelete = Status(rawValue: 1 << 15)
         /// The three below hold the class's key-table flags once read (`hasClassAccessors`).
         static let keyTableRead = Status(rawValue: 1 << 10)
         static let classHasAccessors = Status(rawValue: 1 << 11)

@@ -77,13 +77,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var assignedStores: [ObjectIdentifier: NSPersistentStore] = [:]
     @exclusivity(unchecked) var updated: [ObjectIdentifier: NSManagedObject] = [:]
     @exclusivity(unchecked) var deleted: [ObjectIdentifier: NSManagedObject] = [:]
-    // Since the last processPendingChanges, for delete propagation and ObjectsDidChange.
-    /// In the order inserted; an object counts here only while its `unprocessedInsert` bit is set (a
-    /// dropped insert clears the bit and leaves the entry): an append per insert rather than a hash
-    /// insert, and ObjectsDidChange's set is built in about address order.
-    @exclusivity(unchecked) var unprocessedInserted: [NSManagedObject] = []
-    @exclusivity(unchecked) var unprocessedUpdated: [ObjectIdentifier: NSManagedObject] = [:]
-    @exclusivity(unchecked) var unprocessedDeleted: [ObjectIdentifier: NSManagedObject] = [:]
+    // Listed since the last processPendingChanges, for its ObjectsDidChange (`PendingObjects`).
+    @exclusivity(unchecked) var unprocessedInserted = PendingObjects(.unprocessedInsert)
+    @exclusivity(unchecked) var unprocessedUpdated = PendingObjects(.unprocessedUpdate)
+    @exclusivity(unchecked) var unprocessedDeleted = PendingObjects(.unprocessedDelete)
     @exclusivity(unchecked) var unprocessedRefreshed: [ObjectIdentifier: NSManagedObject] = [:]
     @exclusivity(unchecked) var pendingDeletePropagation: [NSManagedObject] = []
     /// Each object once (its `listedForEventValues` bit says whether it is here), in the order listed:
@@ -320,7 +317,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if object.status.contains(.deleted) {
             object.status.remove(.deleted)
             deleted[key] = nil
-            unprocessedDeleted[key] = nil
+            unprocessedDeleted.remove(object)
             pendingDeletePropagation.removeAll { $0 === object }
             if !object.objectID.isTemporaryID {
                 // An object from the store that was deleted and is inserted again is simply not deleted;
@@ -328,7 +325,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 if object.hasChangedValues && !object.status.contains(.updated) {
                     object.status.insert(.updated)
                     updated[key] = object
-                    unprocessedUpdated[key] = object
+                    unprocessedUpdated.add(object)
                 }
                 scheduleEventEnd()
                 return
@@ -348,10 +345,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object.status.insert(.inserted)
         object.status.remove(.insertionAnnounced)
         inserted[key] = object
-        if !object.status.contains(.unprocessedInsert) {
-            object.status.insert(.unprocessedInsert)
-            unprocessedInserted.append(object)
-        }
+        unprocessedInserted.add(object)
         listingsAdded &+= 1
         if !object.status.contains(.awakenedFromInsert) {
             object.status.insert(.awakenedFromInsert)
@@ -399,9 +393,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object.status.insert(.deleted)
         object.status.remove(.updated)
         updated[key] = nil
-        unprocessedUpdated[key] = nil
+        unprocessedUpdated.remove(object)
         deleted[key] = object
-        unprocessedDeleted[key] = object
+        unprocessedDeleted.add(object)
         listingsAdded &+= 1
     }
 
@@ -430,7 +424,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             // once its insertion has been announced, the next ObjectsDidChange lists it as updated, as
             // Core Data's does (a fetched results controller reports edits to unsaved objects).
             if object.status.contains(.insertionAnnounced) {
-                unprocessedUpdated[key] = object
+                unprocessedUpdated.add(object)
                 scheduleEventEnd()
             }
             return
@@ -439,7 +433,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.status.insert(.updated)
             updated[key] = object
         }
-        unprocessedUpdated[key] = object
+        unprocessedUpdated.add(object)
         scheduleEventEnd()
     }
 
@@ -478,9 +472,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             deleted[key] = nil
             // Inserted in this event too: observers never heard of it, so they hear nothing. Announced in
             // an earlier event: they hear of its deletion.
-            if object.status.contains(.unprocessedInsert) { unprocessedDeleted[key] = nil }
-            object.status.remove(.unprocessedInsert)
-            unprocessedUpdated[key] = nil
+            if unprocessedInserted.contains(object) { unprocessedDeleted.remove(object) }
+            unprocessedInserted.remove(object)
+            unprocessedUpdated.remove(object)
             registry[object.objectID] = nil
             object.turnIntoFault()
             object.status.subtract([.inserted, .deleted])
@@ -500,33 +494,24 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingDeletePropagation = []
     }
 
-    /// Empties `unprocessedInserted` without announcing its objects.
-    func forgetUnprocessedInserted() {
-        for object in unprocessedInserted { object.status.remove(.unprocessedInsert) }
-        unprocessedInserted = []
-    }
-
     func postObjectsDidChange(invalidatedAll: Bool = false, merged: Set<NSManagedObject> = []) {
         var userInfo = [AnyHashable: Any](minimumCapacity: 4)
         // Objects another context saved and a merge faulted in: inserted, as far as observers go.
         if !merged.isEmpty { userInfo[PostedKey.inserted] = merged }
         if !unprocessedInserted.isEmpty {
-            var insertedNow = merged
-            insertedNow.reserveCapacity(merged.count + unprocessedInserted.count)
-            for object in unprocessedInserted where object.status.contains(.unprocessedInsert) {
-                object.status.remove(.unprocessedInsert)
-                object.status.insert(.insertionAnnounced)
-                insertedNow.insert(object)
-            }
+            let insertedNow = unprocessedInserted.take(adding: merged) { $0.status.insert(.insertionAnnounced) }
             if !insertedNow.isEmpty { userInfo[PostedKey.inserted] = insertedNow }
         }
-        if !unprocessedUpdated.isEmpty { userInfo[PostedKey.updated] = Set(unprocessedUpdated.values) }
-        if !unprocessedDeleted.isEmpty { userInfo[PostedKey.deleted] = Set(unprocessedDeleted.values) }
+        if !unprocessedUpdated.isEmpty {
+            let updatedNow = unprocessedUpdated.take()
+            if !updatedNow.isEmpty { userInfo[PostedKey.updated] = updatedNow }
+        }
+        if !unprocessedDeleted.isEmpty {
+            let deletedNow = unprocessedDeleted.take()
+            if !deletedNow.isEmpty { userInfo[PostedKey.deleted] = deletedNow }
+        }
         if !unprocessedRefreshed.isEmpty { userInfo[PostedKey.refreshed] = Set(unprocessedRefreshed.values) }
         if invalidatedAll { userInfo[PostedKey.invalidatedAll] = Array(registry.keys) }
-        unprocessedInserted = []  // the loop above cleared their bits
-        unprocessedUpdated = [:]
-        unprocessedDeleted = [:]
         unprocessedRefreshed = [:]
         endEventValues()
         if !userInfo.isEmpty {
@@ -590,9 +575,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.clearEventOldValues()
             object.awakeFromSnapshotEvents(.rollback)
         }
-        forgetUnprocessedInserted()
-        unprocessedUpdated = [:]
-        unprocessedDeleted = [:]
+        unprocessedInserted.forget()
+        unprocessedUpdated.forget()
+        unprocessedDeleted.forget()
         endEventValues()
         undoManager?.removeAllActions()
     }
@@ -601,9 +586,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public func reset() {
         assertQueue()
         let objects = Array(registry.values)
-        forgetUnprocessedInserted()
-        unprocessedUpdated = [:]
-        unprocessedDeleted = [:]
+        unprocessedInserted.forget()
+        unprocessedUpdated.forget()
+        unprocessedDeleted.forget()
         postObjectsDidChange(invalidatedAll: true)
         registry.removeAll()
         inserted = [:]
@@ -635,12 +620,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             if object.isDeleted {
                 // A pending delete is one of the changes refreshing without merge drops.
                 deleted[key] = nil
-                unprocessedDeleted[key] = nil
+                unprocessedDeleted.remove(object)
                 pendingDeletePropagation.removeAll { $0 === object }
                 object.status.subtract([.deleted, .inaccessible])
             }
             updated[key] = nil
-            unprocessedUpdated[key] = nil
+            unprocessedUpdated.remove(object)
             object.status.remove(.updated)
             if flag, let row = fetched ?? storeRow(for: object.objectID) {
                 merge(row, into: object, keeping: [])
@@ -823,5 +808,48 @@ struct UnsafeResultBox<T, E: Error>: @unchecked Sendable {
         case .success(let success): return success
         case .failure(let failure): throw failure
         }
+    }
+}
+
+/// Objects listed since the last ObjectsDidChange as inserted, updated or deleted, each once: a status
+/// bit says whether an object counts here, so adding one is an append (not a hash insert) and removing
+/// one clears its bit (the entry stays, and no longer counts). A pass over them then goes in the order
+/// they were listed, about their order in memory.
+struct PendingObjects {
+    private let bit: NSManagedObject.Status
+    private var objects: [NSManagedObject] = []
+
+    init(_ bit: NSManagedObject.Status) { self.bit = bit }
+
+    /// Whether nothing was listed (entries whose bit was cleared count here).
+    var isEmpty: Bool { objects.isEmpty }
+
+    func contains(_ object: NSManagedObject) -> Bool { object.status.contains(bit) }
+
+    mutating func add(_ object: NSManagedObject) {
+        guard !object.status.contains(bit) else { return }
+        object.status.insert(bit)
+        objects.append(object)
+    }
+
+    func remove(_ object: NSManagedObject) { object.status.remove(bit) }
+
+    /// The objects that count, added to `set` (each is passed to `each` first); the list is then empty.
+    mutating func take(adding set: Set<NSManagedObject> = [], _ each: (NSManagedObject) -> Void = { _ in }) -> Set<NSManagedObject> {
+        var result = set
+        result.reserveCapacity(set.count + objects.count)
+        for object in objects where object.status.contains(bit) {
+            object.status.remove(bit)
+            each(object)
+            result.insert(object)
+        }
+        objects = []
+        return result
+    }
+
+    /// Empties the list without taking its objects.
+    mutating func forget() {
+        for object in objects { object.status.remove(bit) }
+        objects = []
     }
 }

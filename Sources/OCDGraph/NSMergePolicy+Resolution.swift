@@ -271,7 +271,7 @@ extension NSManagedObjectContext {
     func forceInsertion(of object: NSManagedObject) {
         let key = ObjectIdentifier(object)
         updated[key] = nil
-        unprocessedUpdated[key] = nil
+        unprocessedUpdated.remove(object)
         object.status.remove(.updated)
         // Announced before (it was a fetched object): its later changes are still updates to observers.
         object.status.insert([.inserted, .insertionAnnounced])
