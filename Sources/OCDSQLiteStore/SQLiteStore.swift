@@ -431,6 +431,16 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     public override func executeFetchObjectIDs(_ plan: StoreFetchPlan) throws -> [NSManagedObjectID] {
         let (connection, schema) = try ready()
         let mapping = try self.mapping(plan.entity)
+        let numbers = plan.includesSubentities ? mapping.numbersWithSubentities : [mapping.number]
+        if numbers.count == 1, let only = schema.byNumber[numbers[0]] {
+            // Every row is of one entity (the WHERE clause tests Z_ENT, or the table holds no other): its
+            // number is not read, as in Core Data's `SELECT 0, t0.Z_PK`, so SQLite decodes no record.
+            let query = try PredicateSQL(schema: schema, store: self).select("t0.Z_PK", plan: plan, mapping: mapping)
+            let ids = objectIDMaker(for: only.entity)
+            return try wrap {
+                try connection.query(query.sql, query.arguments) { ids.objectID(primaryKey: $0.int64(0)) }
+            }
+        }
         let query = try PredicateSQL(schema: schema, store: self).select("t0.Z_PK, t0.Z_ENT", plan: plan, mapping: mapping)
         // The entity's ID maker is looked up when Z_ENT changes from one row to the next, not per row.
         var last: (number: Int64, ids: ObjectIDMaker?) = (-1, nil)

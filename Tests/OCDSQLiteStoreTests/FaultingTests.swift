@@ -177,6 +177,43 @@ import class OCDPredicate.NSSortDescriptor
         withExtendedLifetime(other) {}
     }
 
+    /// An ID fetch whose rows are all of one entity (a subentity, or an entity without subentities or
+    /// fetched without them) reads the keys alone, as Core Data's `SELECT 0, t0.Z_PK`; one that may
+    /// meet several entities reads each row's `Z_ENT` too, and each ID is of its row's entity.
+    @Test func objectIDResultsReadEntityNumbersOnlyWhenRowsMayDiffer() throws {
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: TestModel.make(), url: folder.file())
+        try withExtendedLifetime(stack.context) {
+            for name in ["Ann", "Bea"] { stack.insert("Employee", ["name": name]) }
+            for name in ["Cy", "Di", "Ed"] { stack.insert("Manager", ["name": name]) }
+            try stack.context.save()
+            func ids(_ entity: String, subentities: Bool = true) throws -> (ids: [NSManagedObjectID], sql: [String]) {
+                let request = NSFetchRequest<NSManagedObjectID>(entityName: entity)
+                request.resultType = .managedObjectIDResultType
+                request.includesSubentities = subentities
+                var ids: [NSManagedObjectID] = []
+                let sql = try counting(stack) { ids = try stack.context.fetch(request) }
+                return (ids, sql)
+            }
+            let managers = try ids("Manager")
+            #expect(managers.sql.count == 1)
+            #expect(managers.sql.first?.hasPrefix("SELECT t0.Z_PK FROM ZEMPLOYEE t0 WHERE t0.Z_ENT = ") == true)
+            #expect(managers.ids.map { $0.entity.name } == ["Manager", "Manager", "Manager"])
+            let managerNames = try managers.ids.map { try stack.context.existingObject(with: $0).value(forKey: "name") as? String ?? "" }
+            #expect(managerNames.sorted() == ["Cy", "Di", "Ed"])
+
+            let onlyEmployees = try ids("Employee", subentities: false)
+            #expect(onlyEmployees.sql.first?.hasPrefix("SELECT t0.Z_PK FROM") == true)
+            #expect(onlyEmployees.ids.map { $0.entity.name } == ["Employee", "Employee"])
+
+            let everyone = try ids("Employee")
+            #expect(everyone.sql.first?.hasPrefix("SELECT t0.Z_PK, t0.Z_ENT FROM") == true)
+            #expect(everyone.ids.map { $0.entity.name ?? "" }.sorted() == ["Employee", "Employee", "Manager", "Manager", "Manager"])
+            let names = try everyone.ids.map { try stack.context.existingObject(with: $0).value(forKey: "name") as? String ?? "" }
+            #expect(names.sorted() == ["Ann", "Bea", "Cy", "Di", "Ed"])
+        }
+    }
+
     @Test func objectIDResultsReadOnlyKeys() throws {
         let folder = TemporaryFolder()
         let stack = try populated(folder)
