@@ -134,6 +134,13 @@ final class SQLiteConnection {
         guard rc == SQLITE_OK else { throw error(rc, sql) }
     }
 
+    /// Runs a transaction control statement (BEGIN, COMMIT, ROLLBACK, savepoints) prepared once, from the
+    /// statement cache: `sqlite3_exec` would compile it again on every save.
+    func control(_ sql: String) throws {
+        let statement = try self.statement(sql)
+        while try statement.step() {}
+    }
+
     /// A prepared statement for `sql`, from the cache when it was prepared before; reset and unbound.
     func statement(_ sql: String) throws -> Statement {
         if let recent, recent.sql == sql {
@@ -190,7 +197,7 @@ final class SQLiteConnection {
         guard isInSaveRound, !roundWritesHeld else { return }
         try beginSaveRoundIfNeeded()
         guard transactionDepth > 0 else { return }
-        try execute("SAVEPOINT ocd_round")
+        try control("SAVEPOINT ocd_round")
         roundWritesHeld = true
     }
 
@@ -198,7 +205,7 @@ final class SQLiteConnection {
     /// that reads what it will write (the version check) or writes.
     func beginSaveRoundIfNeeded() throws {
         guard saveRoundPending else { return }
-        try execute("BEGIN IMMEDIATE")
+        try control("BEGIN IMMEDIATE")
         saveRoundPending = false
         transactionDepth = 1
     }
@@ -213,28 +220,28 @@ final class SQLiteConnection {
             transactionDepth += 1
             defer { transactionDepth -= 1 }
             guard savepoint else { return try body() }
-            try execute("SAVEPOINT ocd")
+            try control("SAVEPOINT ocd")
             do {
                 let result = try body()
-                try execute("RELEASE ocd")
+                try control("RELEASE ocd")
                 return result
             } catch {
-                try? execute("ROLLBACK TO ocd")
-                try? execute("RELEASE ocd")
+                try? control("ROLLBACK TO ocd")
+                try? control("RELEASE ocd")
                 // Conservative: a check made inside the savepoint is undone with it.
                 roundKeyRoots = []; roundDataVersion = nil
                 throw error
             }
         }
-        try execute("BEGIN IMMEDIATE")
+        try control("BEGIN IMMEDIATE")
         transactionDepth = 1
         defer { transactionDepth = 0 }
         do {
             let result = try body()
-            try execute("COMMIT")
+            try control("COMMIT")
             return result
         } catch {
-            try? execute("ROLLBACK")
+            try? control("ROLLBACK")
             throw error
         }
     }
@@ -265,7 +272,7 @@ final class SQLiteConnection {
         if roundWritesHeld, case .failure = outcome, sqlite3_get_autocommit(handle) == 0 {
             // The writes go; the keys taken before them commit below. Should even this fail, the
             // commit must not keep the writes: the round is then rolled back whole and lost.
-            if (try? execute("ROLLBACK TO ocd_round")) == nil { try? execute("ROLLBACK") }
+            if (try? control("ROLLBACK TO ocd_round")) == nil { try? control("ROLLBACK") }
         }
         if let abandonment = saveRoundAbandonment {
             ended(.lost)
@@ -287,10 +294,10 @@ final class SQLiteConnection {
         }
         do {
             let versionBefore = dataVersion()
-            try execute("COMMIT")
+            try control("COMMIT")
             keyChecksCommitted(versionBefore: versionBefore)
         } catch {
-            try? execute("ROLLBACK")
+            try? control("ROLLBACK")
             forgetKeyChecks()
             ended(.lost)
             // The failure that came first says more; a commit failure after success is the failure.
@@ -306,7 +313,7 @@ final class SQLiteConnection {
     /// did. Statements after this run outside any transaction.
     func abandonSaveRound(_ error: any Error) {
         guard isInSaveRound else { return }
-        if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
+        if sqlite3_get_autocommit(handle) == 0 { try? control("ROLLBACK") }
         forgetKeyChecks()
         roundWritesHeld = false
         saveRoundAbandonment = error
