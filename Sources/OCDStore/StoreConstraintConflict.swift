@@ -93,7 +93,6 @@ extension StoreSaveRequest {
         return conflicts
     }
 
-    /// The uniqueness constraints `entity` itself declares, as property names.
     /// Whether an entity of an inserted or updated row, or one of its superentities, declares a
     /// uniqueness constraint: most models have none, and then nothing is checked per row. Each entity is
     /// asked once (rows of one entity come in runs).
@@ -115,6 +114,7 @@ extension StoreSaveRequest {
         return inserted.contains(where: constrained) || updated.contains(where: { constrained($0.row) })
     }
 
+    /// The uniqueness constraints `entity` itself declares, as property names.
     static func constraints(of entity: NSEntityDescription) -> [[String]] {
         entity.uniquenessConstraints.map { group in
             group.map { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name ?? "\($0)" }
