@@ -489,8 +489,19 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     public override func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow] {
         let (connection, schema) = try ready()
         var byTable: [ObjectIdentifier: (RootTable, [Int64])] = [:]
+        // IDs come in runs of one entity: its mapping is looked up (by name) once per run.
+        var keys = PrimaryKeyReader()
+        var last: (entity: NSEntityDescription, mapping: EntityMapping)?
         for id in objectIDs {
-            guard let pk = primaryKey(of: id), let mapping = schema.mapping(for: id.entity) else { continue }
+            guard let pk = keys.primaryKey(of: id, in: self) else { continue }
+            let mapping: EntityMapping
+            if let last, last.entity === id.entity {
+                mapping = last.mapping
+            } else {
+                guard let found = schema.mapping(for: id.entity) else { continue }
+                mapping = found
+                last = (id.entity, found)
+            }
             byTable[ObjectIdentifier(mapping.table), default: (mapping.table, [])].1.append(pk)
         }
         var rows: [StoreRow] = []
@@ -524,7 +535,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let mapping = try self.mapping(first.entity)
         guard let slot = mapping.layout.slot(named: relationship.name) else { return [:] }
         var byKey: [Int64: NSManagedObjectID] = [:]
-        for id in objectIDs { if let pk = primaryKey(of: id) { byKey[pk] = id } }
+        var keys = PrimaryKeyReader()
+        for id in objectIDs { if let pk = keys.primaryKey(of: id, in: self) { byKey[pk] = id } }
         guard !byKey.isEmpty else { return [:] }
         var loaded: [Int64: [NSManagedObjectID]] = [:]
         // Chunks of 500 keys: SQLite limits the variables of one statement.
@@ -756,8 +768,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private func storedVersions(_ ids: [NSManagedObjectID], _ connection: SQLiteConnection) throws -> [NSManagedObjectID: Int64] {
         let schema = try ready().1
         var byTable: [String: [Int64: NSManagedObjectID]] = [:]
+        var keys = PrimaryKeyReader()
         for id in ids {
-            guard let pk = primaryKey(of: id), let mapping = schema.mapping(for: id.entity) else { continue }
+            guard let pk = keys.primaryKey(of: id, in: self), let mapping = schema.mapping(for: id.entity) else { continue }
             byTable[mapping.table.name, default: [:]][pk] = id
         }
         var versions: [NSManagedObjectID: Int64] = [:]
@@ -809,7 +822,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     var conflicts: [(objectID: NSManagedObjectID, expectedVersion: Int64, stored: StoreRow?)] = []
                     var writer = RowWriter()
                     for (id, version) in request.deleted {
-                        guard let pk = primaryKey(of: id), let mapping = writer.mapping(for: id.entity, in: schema) else { continue }
+                        guard let pk = writer.keys.primaryKey(of: id, in: self), let mapping = writer.mapping(for: id.entity, in: schema) else { continue }
                         writer.arguments.removeAll(keepingCapacity: true)
                         writer.arguments.append(.integer(pk))
                         writer.arguments.append(.integer(version))
@@ -859,6 +872,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var updateColumns: EntityMapping.ColumnSet?
         var updateSQL = ""
         var arguments: [SQLValue] = []
+        var keys = PrimaryKeyReader()
 
         mutating func mapping(for entity: NSEntityDescription, in schema: StoreSchema) -> EntityMapping? {
             if entity === self.entity, let mapping { return mapping }
@@ -873,7 +887,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func insert(_ row: StoreRow, _ connection: SQLiteConnection, _ schema: StoreSchema, _ writer: inout RowWriter) throws {
-        guard let pk = primaryKey(of: row.objectID), let mapping = writer.mapping(for: row.objectID.entity, in: schema) else {
+        guard let pk = writer.keys.primaryKey(of: row.objectID, in: self), let mapping = writer.mapping(for: row.objectID.entity, in: schema) else {
             throw StoreError.invalidRequest("The object \(row.objectID) does not belong to this store.")
         }
         writer.arguments.removeAll(keepingCapacity: true)
@@ -887,7 +901,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// SQL does), all of them otherwise; nil when the row's version is not `expectedVersion`.
     private func update(_ row: StoreRow, expectedVersion: Int64, changedSlots: [Int]?, _ connection: SQLiteConnection, _ schema: StoreSchema,
                         _ writer: inout RowWriter) throws -> StoreRow? {
-        guard let pk = primaryKey(of: row.objectID), let mapping = writer.mapping(for: row.objectID.entity, in: schema) else {
+        guard let pk = writer.keys.primaryKey(of: row.objectID, in: self), let mapping = writer.mapping(for: row.objectID.entity, in: schema) else {
             throw StoreError.invalidRequest("The object \(row.objectID) does not belong to this store.")
         }
         var columns = EntityMapping.ColumnSet.all

@@ -275,6 +275,21 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         ObjectIDMaker(base: idBase(for: entity))
     }
 
+    /// Reads the primary keys of many IDs: an ID of the scope the last accepted one had is this store's
+    /// as that one was, without `primaryKey(of:)`'s lock and lookup (IDs of one entity share a scope).
+    package struct PrimaryKeyReader {
+        private var accepted: NSManagedObjectID.Scope?
+        package init() {}
+
+        /// `store`'s ``primaryKey(of:)`` of `objectID`.
+        package mutating func primaryKey(of objectID: NSManagedObjectID, in store: NSPersistentStore) -> Int64? {
+            if objectID.scope === accepted { return objectID.primaryKey }
+            guard let key = store.primaryKey(of: objectID) else { return nil }
+            accepted = objectID.scope
+            return key
+        }
+    }
+
     /// The primary key of one of this store's permanent IDs.
     public func primaryKey(of objectID: NSManagedObjectID) -> Int64? {
         guard let key = objectID.primaryKey, objectID.storeIdentifier == idBase(for: objectID.entity).storeIdentifier else { return nil }

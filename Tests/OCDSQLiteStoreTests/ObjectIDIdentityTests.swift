@@ -53,6 +53,27 @@ struct ObjectIDIdentityTests {
         #expect(one.store.primaryKey(of: a) == 7)
     }
 
+    /// A store reading the keys of many IDs (rows, relationships, a save's rows) checks each new scope
+    /// once and takes later IDs of it without the check; an ID of another store or entity in between is
+    /// still checked, and one of another store still refused.
+    @Test func aKeyReaderChecksEachScopeOnceAndStillRefusesOtherStores() throws {
+        let folder = TemporaryFolder()
+        let model = TestModel.make()
+        let one = try SQLiteStack(model: model, url: folder.file("One.sqlite"))
+        let two = try SQLiteStack(model: model, url: folder.file("Two.sqlite"))
+        let company = try #require(model.entitiesByName["Company"])
+        let project = try #require(model.entitiesByName["Project"])
+        let ids = [one.store.objectID(for: company, primaryKey: 1), one.store.objectID(for: company, primaryKey: 2),
+                   two.store.objectID(for: company, primaryKey: 3), one.store.objectID(for: company, primaryKey: 4),
+                   one.store.objectID(for: project, primaryKey: 5), two.store.objectID(for: project, primaryKey: 6),
+                   NSManagedObjectID(temporaryFor: company)]
+        var reader = NSPersistentStore.PrimaryKeyReader()
+        #expect(ids.map { reader.primaryKey(of: $0, in: one.store) } == [1, 2, nil, 4, 5, nil, nil])
+        var other = NSPersistentStore.PrimaryKeyReader()
+        #expect(ids.map { other.primaryKey(of: $0, in: two.store) } == [nil, nil, 3, nil, nil, 6, nil])
+        #expect(ids.map { one.store.primaryKey(of: $0) } == [1, 2, nil, 4, 5, nil, nil])
+    }
+
     @Test func anIDKeepsTheIdentifierItsStoreHadWhenItWasMade() throws {
         let folder = TemporaryFolder()
         let stack = try SQLiteStack(model: TestModel.make(), url: folder.file())
