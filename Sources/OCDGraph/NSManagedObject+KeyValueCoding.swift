@@ -407,9 +407,11 @@ extension NSManagedObject {
         if inverse.isToMany {
             let storage = toMany(slot)
             guard !storage.contains(source) else { return }
-            willChangeValue(forKey: inverse.name, withSetMutation: .union, using: [source])
+            // One set for both notifications: wrapping an object in an AnyHashable is a dynamic cast.
+            let changed: Set<AnyHashable> = [source]
+            willChangeValue(forKey: inverse.name, withSetMutation: .union, using: changed)
             storage.append(source)
-            didChangeValue(forKey: inverse.name, withSetMutation: .union, using: [source])
+            didChangeValue(forKey: inverse.name, withSetMutation: .union, using: changed)
         } else {
             let previous = slots[slot] as? NSManagedObject
             guard previous !== source else { return }
@@ -430,9 +432,10 @@ extension NSManagedObject {
         if inverse.isToMany {
             let storage = toMany(slot)
             guard storage.contains(source) else { return }
-            willChangeValue(forKey: inverse.name, withSetMutation: .minus, using: [source])
+            let changed: Set<AnyHashable> = [source]
+            willChangeValue(forKey: inverse.name, withSetMutation: .minus, using: changed)
             storage.remove(source)
-            didChangeValue(forKey: inverse.name, withSetMutation: .minus, using: [source])
+            didChangeValue(forKey: inverse.name, withSetMutation: .minus, using: changed)
         } else {
             guard slots[slot] as? NSManagedObject === source else { return }
             willChangeValue(forKey: inverse.name)
