@@ -142,6 +142,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         for object in inserted.values where object.managedObjectContext == nil { object.releaseValues() }
         // The event ends with the context: an object that outlives it starts clean in another one.
         endEventValues()
+        unprocessedInserted.forget(owner: backreference)
+        unprocessedUpdated.forget(owner: backreference)
+        unprocessedDeleted.forget(owner: backreference)
         registry.removeAll()
     }
 
@@ -307,6 +310,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if let owner = object.contextReference, owner !== backreference {
             fatalError("An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext (\(object.objectID)).")
         }
+        // From no context: bits saying which of a context's lists hold it are a former context's.
+        if object.contextReference == nil { object.forgetListings() }
         if let coordinator = persistentStoreCoordinator, object.entity !== modelLookups.ofModel {
             guard coordinator.managedObjectModel.entitiesByName[object.entity.name ?? ""] === object.entity else {
                 fatalError("insert(_:): the entity \(object.entity.name ?? "?") is not an entity of this context's model.")
@@ -439,7 +444,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Ends the current event for its changed objects: `changedValuesForCurrentEvent()` is empty again.
     private func endEventValues() {
-        for object in objectsWithEventValues {
+        for object in objectsWithEventValues where object.isListed(by: backreference) {
             object.clearEventOldValues()
             object.status.remove(.listedForEventValues)
         }
@@ -499,15 +504,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // Objects another context saved and a merge faulted in: inserted, as far as observers go.
         if !merged.isEmpty { userInfo[PostedKey.inserted] = merged }
         if !unprocessedInserted.isEmpty {
-            let insertedNow = unprocessedInserted.take(adding: merged) { $0.status.insert(.insertionAnnounced) }
+            let insertedNow = unprocessedInserted.take(adding: merged, owner: backreference) { $0.status.insert(.insertionAnnounced) }
             if !insertedNow.isEmpty { userInfo[PostedKey.inserted] = insertedNow }
         }
         if !unprocessedUpdated.isEmpty {
-            let updatedNow = unprocessedUpdated.take()
+            let updatedNow = unprocessedUpdated.take(owner: backreference)
             if !updatedNow.isEmpty { userInfo[PostedKey.updated] = updatedNow }
         }
         if !unprocessedDeleted.isEmpty {
-            let deletedNow = unprocessedDeleted.take()
+            let deletedNow = unprocessedDeleted.take(owner: backreference)
             if !deletedNow.isEmpty { userInfo[PostedKey.deleted] = deletedNow }
         }
         if !unprocessedRefreshed.isEmpty { userInfo[PostedKey.refreshed] = Set(unprocessedRefreshed.values) }
@@ -575,9 +580,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.clearEventOldValues()
             object.awakeFromSnapshotEvents(.rollback)
         }
-        unprocessedInserted.forget()
-        unprocessedUpdated.forget()
-        unprocessedDeleted.forget()
+        unprocessedInserted.forget(owner: backreference)
+        unprocessedUpdated.forget(owner: backreference)
+        unprocessedDeleted.forget(owner: backreference)
         endEventValues()
         undoManager?.removeAllActions()
     }
@@ -586,9 +591,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public func reset() {
         assertQueue()
         let objects = Array(registry.values)
-        unprocessedInserted.forget()
-        unprocessedUpdated.forget()
-        unprocessedDeleted.forget()
+        unprocessedInserted.forget(owner: backreference)
+        unprocessedUpdated.forget(owner: backreference)
+        unprocessedDeleted.forget(owner: backreference)
         postObjectsDidChange(invalidatedAll: true)
         registry.removeAll()
         inserted = [:]
@@ -814,7 +819,9 @@ struct UnsafeResultBox<T, E: Error>: @unchecked Sendable {
 /// Objects listed since the last ObjectsDidChange as inserted, updated or deleted, each once: a status
 /// bit says whether an object counts here, so adding one is an append (not a hash insert) and removing
 /// one clears its bit (the entry stays, and no longer counts). A pass over them then goes in the order
-/// they were listed, about their order in memory.
+/// they were listed, about their order in memory (D35). An entry whose object has since joined another
+/// context counts no longer either: the bit is that context's then (`insert(_:)` clears a joining
+/// object's bits, `forgetListings()`).
 struct PendingObjects {
     private let bit: NSManagedObject.Status
     private var objects: [NSManagedObject] = []
@@ -835,10 +842,10 @@ struct PendingObjects {
     func remove(_ object: NSManagedObject) { object.status.remove(bit) }
 
     /// The objects that count, added to `set` (each is passed to `each` first); the list is then empty.
-    mutating func take(adding set: Set<NSManagedObject> = [], _ each: (NSManagedObject) -> Void = { _ in }) -> Set<NSManagedObject> {
+    mutating func take(adding set: Set<NSManagedObject> = [], owner: Backreference, _ each: (NSManagedObject) -> Void = { _ in }) -> Set<NSManagedObject> {
         var result = set
         result.reserveCapacity(set.count + objects.count)
-        for object in objects where object.status.contains(bit) {
+        for object in objects where object.status.contains(bit) && object.isListed(by: owner) {
             object.status.remove(bit)
             each(object)
             result.insert(object)
@@ -848,8 +855,27 @@ struct PendingObjects {
     }
 
     /// Empties the list without taking its objects.
-    mutating func forget() {
-        for object in objects { object.status.remove(bit) }
+    mutating func forget(owner: Backreference) {
+        for object in objects where object.isListed(by: owner) { object.status.remove(bit) }
         objects = []
+    }
+}
+
+extension NSManagedObject {
+    /// Whether the listing bits of this object, found in a list of the context `owner`, are that
+    /// context's: it is still there, or in no context (it left, and joined none since).
+    func isListed(by owner: Backreference) -> Bool {
+        let current = contextReference
+        return current == nil || current === owner
+    }
+
+    /// Clears the bits saying which of a context's lists hold the object, and the event's old values:
+    /// for an object joining a context from none, which a former context may still list.
+    func forgetListings() {
+        status.subtract([.unprocessedInsert, .unprocessedUpdate, .unprocessedDelete])
+        if status.contains(.listedForEventValues) {
+            clearEventOldValues()
+            status.remove(.listedForEventValues)
+        }
     }
 }

@@ -807,9 +807,9 @@ struct ObjectsDidChangeTests {
     }
 
     /// An insert dropped (inserted, then deleted before the event ended) and then made again is
-    /// announced once, as inserted; one undone by `rollback()` and made again likewise. The context
+    /// announced as inserted, in one notification; one undone by `rollback()` and made again likewise. The context
     /// keeps an event's inserted objects in a list, and these leave an entry there that must not count.
-    @Test func anObjectInsertedAgainAfterItsInsertWasDroppedIsAnnouncedOnce() throws {
+    @Test func anObjectInsertedAgainAfterItsInsertWasDroppedIsAnnouncedAsInserted() throws {
         let stack = try TestStack()
         let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: stack.context)
         let ghost = stack.insert("Employee", ["name": "Ghost"])
@@ -837,6 +837,30 @@ struct ObjectsDidChangeTests {
         #expect(last.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject> == [undone])
         try stack.context.save()
         #expect(try stack.stored("Employee") { $0.string("name") } == ["Undone"])
+    }
+
+    /// An object a context listed for its next ObjectsDidChange, and that outlived that context, starts
+    /// clean in the context it joins: the listing bits it carried were the first context's, and its
+    /// changes in the new one are announced there.
+    @Test func anObjectFromAContextThatWentAwayIsAnnouncedByTheContextItJoins() throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Employee", ["name": "Wanderer", "age": 40])
+        var first: NSManagedObjectContext? = stack.newContext()
+        let wanderer = try #require(try first?.existingObject(with: id))
+        wanderer.setValue(41, forKey: "age")  // listed by the first context as updated, for its next event
+        first = nil
+        #expect(wanderer.managedObjectContext == nil)
+
+        let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: stack.context)
+        stack.context.insert(wanderer)
+        #expect(wanderer.changedValuesForCurrentEvent().isEmpty)
+        stack.context.processPendingChanges()
+        #expect(recorder.named(.NSManagedObjectContextObjectsDidChange).first?.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject> == [wanderer])
+        wanderer.setValue(42, forKey: "age")
+        stack.context.processPendingChanges()
+        let notes = recorder.named(.NSManagedObjectContextObjectsDidChange)
+        #expect(notes.count == 2)
+        #expect(notes.last?.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> == [wanderer])
     }
 
     /// A deleted object changed in an event (here by hand; delete propagation does it too) has no old
