@@ -277,6 +277,8 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
 
     /// Reads the primary keys of many IDs: an ID of the scope the last accepted one had is this store's
     /// as that one was, without `primaryKey(of:)`'s lock and lookup (IDs of one entity share a scope).
+    /// Made for one call over a list: should the store's identifier change meanwhile (its metadata set
+    /// from another thread), IDs of the scope it already accepted are still taken until the call ends.
     package struct PrimaryKeyReader {
         private var accepted: NSManagedObjectID.Scope?
         package init() {}
