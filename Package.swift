@@ -29,7 +29,7 @@ let package = Package(
         // Model layer: NSManagedObjectModel and its descriptions, Xcode model files, version hashes.
         .target(name: "OCDModel", dependencies: ["OCDPredicate", "CSwiftRuntime"]),
         // Store API: object IDs, rows, fetch plans, save requests, the store base class and type registry.
-        .target(name: "OCDStore", dependencies: ["OCDModel", "OCDPredicate"]),
+        .target(name: "OCDStore", dependencies: ["OCDModel", "OCDPredicate", "CSwiftRuntime"]),
         // NSInMemoryStoreType: rows in memory, predicates through the predicate layer's evaluator.
         .target(name: "OCDInMemoryStore", dependencies: ["OCDStore", "OCDModel", "OCDPredicate"]),
         // NSSQLiteStoreType: Core Data's SQLite file format, predicates translated to SQL (decisions D4, D5, D19).

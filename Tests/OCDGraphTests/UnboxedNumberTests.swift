@@ -347,3 +347,44 @@ final class TypedDepartment: NSManagedObject, @unchecked Sendable {
         #expect((fetched.changedValues()["budget"] as? NSNumber)?.intValue == 4)
     }
 }
+
+/// The numbers `value(forKey:)` hands out are made through CoreFoundation's `CFNumberCreate` as
+/// `NSNumber(value:)` makes them, without its checked cast (D36): each must be indistinguishable from
+/// `NSNumber(value:)`'s, whatever the value.
+@Suite("Numbers made without NSNumber(value:)")
+struct DirectNumberTests {
+    @Test func onLinuxNumbersAreMadeDirectly() {
+        #if os(Linux)
+        #expect(NumberMaker.makesNumbersDirectly)
+        #endif
+    }
+
+    @Test(arguments: [Int64.min, -1_000_000_007, -1, 0, 1, 7, 12, 13, 255, 4_294_967_296, Int64.max])
+    func integersAreThoseOfNSNumberValue(_ value: Int64) throws {
+        let made = try #require(SlotValues.number((UInt64(bitPattern: value), SlotValues.int64Type)))
+        let reference = NSNumber(value: value)
+        #expect(made.int64Value == value)
+        #expect(made.isEqual(reference) && reference.isEqual(made))
+        #expect(made.hash == reference.hash)
+        #expect(made.objCType.pointee == reference.objCType.pointee)
+        #expect(made.description == reference.description)
+        #expect(made.compare(reference) == .orderedSame)
+        #expect((made as Any) as? Int64 == value)
+        #expect((made as Any) as? Int == Int(exactly: value))
+        #expect((made as Any) as? Double == Double(exactly: value))
+        #expect(made.doubleValue == reference.doubleValue && made.boolValue == reference.boolValue)
+    }
+
+    @Test(arguments: [0.0, -0.0, 2.5, -1e300, .pi, .infinity, -.infinity, .nan, Double.leastNonzeroMagnitude])
+    func doublesAreThoseOfNSNumberValue(_ value: Double) throws {
+        let made = try #require(SlotValues.number((value.bitPattern, SlotValues.doubleType)))
+        let reference = NSNumber(value: value)
+        #expect(made.doubleValue.bitPattern == value.bitPattern || (value.isNaN && made.doubleValue.isNaN))
+        #expect(made.isEqual(reference) && reference.isEqual(made))
+        #expect(made.hash == reference.hash)
+        #expect(made.objCType.pointee == reference.objCType.pointee)
+        #expect(made.description == reference.description)
+        #expect(((made as Any) as? Double)?.bitPattern == ((reference as Any) as? Double)?.bitPattern)
+        #expect((made as Any) as? Int == (reference as Any) as? Int)
+    }
+}

@@ -28,6 +28,13 @@ size_t ocd_note_build_id(const unsigned char *_Nonnull notes, size_t size, unsig
 /// function without a branch-target landing pad can fault where BTI is enforced).
 void *_Nullable ocd_library_function(const char *_Nonnull suffix, const char *_Nonnull symbol);
 
+/// CoreFoundation's `CFNumberCreate`, which swift-corelibs-foundation links into libFoundation and
+/// exports: `NSNumber(value:)` calls it, then casts its result with a checked dynamic cast (a quarter of
+/// making the number) before handing it out as the `NSNumber` it is (decision D36). `type` is a
+/// `CFNumberType`; the result is retained (+1), or NULL.
+const void *_Nullable ocd_cf_number_create(const void *_Nullable allocator, long type, const void *_Nonnull value)
+    __asm__("CFNumberCreate");
+
 /// Calls `function`, a Swift-convention function of no arguments returning a pointer.
 static inline void *_Nullable ocd_call_pointer_function(void *_Nonnull function) {
 #if defined(__clang__)
