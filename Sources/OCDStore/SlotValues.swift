@@ -495,15 +495,15 @@ final class SlotBox {
 
 /// Makes `NSNumber`s the way swift-corelibs-foundation's `NSNumber(value:)` does, through CoreFoundation's
 /// `CFNumberCreate`, minus the checked cast of its result that `NSNumber`'s factory initializer makes (a
-/// quarter of the number's cost, 20-25 ns of each `value(forKey:)` of a number). Checked once per process:
-/// where CoreFoundation's numbers are not `NSNumber`s that read back the value (another Foundation), it
-/// uses `NSNumber(value:)` (D36).
+/// quarter of the number's cost, about 15 ns of each `value(forKey:)` of a number). Checked once per
+/// process: where CoreFoundation's numbers are not of `NSNumber(value:)`'s class, or do not read back and
+/// compare as its numbers do (another Foundation), it uses `NSNumber(value:)` (D36).
 @usableFromInline
 package enum NumberMaker {
     /// `kCFNumberSInt64Type` and `kCFNumberDoubleType`: what `NSNumber(value: Int64)` and
     /// `NSNumber(value: Double)` pass.
-    @usableFromInline static let cfSInt64 = 4
-    @usableFromInline static let cfDouble = 13
+    @inlinable static var cfSInt64: Int { 4 }
+    @inlinable static var cfDouble: Int { 13 }
 
     private static let direct: Bool = {
         #if os(Linux)
@@ -515,6 +515,8 @@ package enum NumberMaker {
         let double = Unmanaged<AnyObject>.fromOpaque(madeReal).takeRetainedValue()
         guard let integer = integer as? NSNumber, let double = double as? NSNumber else { return false }
         let reference = NSNumber(value: probe), referenceReal = NSNumber(value: real)
+        guard ObjectIdentifier(type(of: integer)) == ObjectIdentifier(type(of: reference)),
+              ObjectIdentifier(type(of: double)) == ObjectIdentifier(type(of: referenceReal)) else { return false }
         return integer.int64Value == probe && integer.isEqual(reference) && integer.objCType.pointee == reference.objCType.pointee
             && double.doubleValue == real && double.isEqual(referenceReal) && double.objCType.pointee == referenceReal.objCType.pointee
         #else

@@ -363,6 +363,7 @@ struct DirectNumberTests {
     func integersAreThoseOfNSNumberValue(_ value: Int64) throws {
         let made = try #require(SlotValues.number((UInt64(bitPattern: value), SlotValues.int64Type)))
         let reference = NSNumber(value: value)
+        #expect(ObjectIdentifier(type(of: made)) == ObjectIdentifier(type(of: reference)))
         #expect(made.int64Value == value)
         #expect(made.isEqual(reference) && reference.isEqual(made))
         #expect(made.hash == reference.hash)
@@ -373,6 +374,22 @@ struct DirectNumberTests {
         #expect((made as Any) as? Int == Int(exactly: value))
         #expect((made as Any) as? Double == Double(exactly: value))
         #expect(made.doubleValue == reference.doubleValue && made.boolValue == reference.boolValue)
+    }
+
+    /// A number made is owned once: it goes away with its last reference (no leak), and outlives every
+    /// other use (no over-release; a double free would crash here or later).
+    @Test func aNumberMadeIsReleasedWithItsLastReference() throws {
+        weak var weakInteger: NSNumber?
+        weak var weakDouble: NSNumber?
+        do {
+            let integer = try #require(SlotValues.number((UInt64(bitPattern: 4_294_967_311), SlotValues.int64Type)))
+            let double = try #require(SlotValues.number((1234.5678.bitPattern, SlotValues.doubleType)))
+            weakInteger = integer
+            weakDouble = double
+            #expect(weakInteger?.int64Value == 4_294_967_311 && weakDouble?.doubleValue == 1234.5678)
+        }
+        #expect(weakInteger == nil)
+        #expect(weakDouble == nil)
     }
 
     @Test(arguments: [0.0, -0.0, 2.5, -1e300, .pi, .infinity, -.infinity, .nan, Double.leastNonzeroMagnitude])
