@@ -114,7 +114,7 @@ final class PredicateSQL {
     }
 
     func whereClause(_ plan: StoreFetchPlan, _ scope: Scope) throws -> String {
-        let numbers = plan.includesSubentities ? scope.mapping.numbersWithSubentities : [scope.mapping.number]
+        let numbers = scope.mapping.numbers(includingSubentities: plan.includesSubentities)
         var parts: [String] = []
         let entitiesInTable = schema.mappings.values.filter({ $0.table === scope.mapping.table }).count
         if numbers.count == 1 && entitiesInTable == 1 {

@@ -431,7 +431,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     public override func executeFetchObjectIDs(_ plan: StoreFetchPlan) throws -> [NSManagedObjectID] {
         let (connection, schema) = try ready()
         let mapping = try self.mapping(plan.entity)
-        let numbers = plan.includesSubentities ? mapping.numbersWithSubentities : [mapping.number]
+        let numbers = mapping.numbers(includingSubentities: plan.includesSubentities)
         if numbers.count == 1, let only = schema.byNumber[numbers[0]] {
             // Every row is of one entity (the WHERE clause tests Z_ENT, or the table holds no other): its
             // number is not read, as in Core Data's `SELECT 0, t0.Z_PK`, so SQLite decodes no record.

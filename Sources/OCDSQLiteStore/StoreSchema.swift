@@ -88,6 +88,8 @@ final class EntityMapping {
     var storage: [SlotStorage]
     /// This entity's number and those of all its subentities (`Z_ENT IN (…)`).
     var numbersWithSubentities: [Int] = []
+    /// The entity numbers a fetch of this entity's rows may meet: its own, with its subentities' or not.
+    func numbers(includingSubentities: Bool) -> [Int] { includingSubentities ? numbersWithSubentities : [number] }
     /// Columns read for a row, in order after Z_PK, Z_ENT, Z_OPT: the slot each fills.
     var selectedSlots: [Int] = []
 

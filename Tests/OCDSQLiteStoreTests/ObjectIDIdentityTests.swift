@@ -36,13 +36,24 @@ struct ObjectIDIdentityTests {
         }
     }
 
-    @Test func theSameKeyOfAnotherEntityOrStoreIsAnotherID() throws {
+    /// Two stores of one model in two files, and two of its entities (the folder holds the files).
+    private struct TwoStores {
         let folder = TemporaryFolder()
-        let model = TestModel.make()
-        let one = try SQLiteStack(model: model, url: folder.file("One.sqlite"))
-        let two = try SQLiteStack(model: model, url: folder.file("Two.sqlite"))
-        let company = try #require(model.entitiesByName["Company"])
-        let project = try #require(model.entitiesByName["Project"])
+        let one: SQLiteStack, two: SQLiteStack
+        let company: NSEntityDescription, project: NSEntityDescription
+
+        init() throws {
+            let model = TestModel.make()
+            one = try SQLiteStack(model: model, url: folder.file("One.sqlite"))
+            two = try SQLiteStack(model: model, url: folder.file("Two.sqlite"))
+            company = try #require(model.entitiesByName["Company"])
+            project = try #require(model.entitiesByName["Project"])
+        }
+    }
+
+    @Test func theSameKeyOfAnotherEntityOrStoreIsAnotherID() throws {
+        let stores = try TwoStores()
+        let (one, two, company, project) = (stores.one, stores.two, stores.company, stores.project)
         let a = one.store.objectID(for: company, primaryKey: 7)
         #expect(a == one.store.objectID(for: company, primaryKey: 7))
         #expect(a.hash == one.store.objectID(for: company, primaryKey: 7).hash)
@@ -57,12 +68,8 @@ struct ObjectIDIdentityTests {
     /// once and takes later IDs of it without the check; an ID of another store or entity in between is
     /// still checked, and one of another store still refused.
     @Test func aKeyReaderChecksEachScopeOnceAndStillRefusesOtherStores() throws {
-        let folder = TemporaryFolder()
-        let model = TestModel.make()
-        let one = try SQLiteStack(model: model, url: folder.file("One.sqlite"))
-        let two = try SQLiteStack(model: model, url: folder.file("Two.sqlite"))
-        let company = try #require(model.entitiesByName["Company"])
-        let project = try #require(model.entitiesByName["Project"])
+        let stores = try TwoStores()
+        let (one, two, company, project) = (stores.one, stores.two, stores.company, stores.project)
         let ids = [one.store.objectID(for: company, primaryKey: 1), one.store.objectID(for: company, primaryKey: 2),
                    two.store.objectID(for: company, primaryKey: 3), one.store.objectID(for: company, primaryKey: 4),
                    one.store.objectID(for: project, primaryKey: 5), two.store.objectID(for: project, primaryKey: 6),
