@@ -885,6 +885,28 @@ struct ObjectsDidChangeTests {
         #expect(recorder.notifications.first?.userInfo?[NSRefreshedObjectsKey] as? Set<NSManagedObject> == [ann])
     }
 
+    /// A change that `refresh(_:mergeChanges: false)` drops within the event is reported as a refresh,
+    /// not as an update; a change made after that refresh, in the same event, is an update again, and
+    /// the object is listed once.
+    @Test func aChangeDroppedByARefreshIsNotReportedAsAnUpdate() throws {
+        let stack = try TestStack()
+        let ann = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Ann", "age": 40]))
+        let bob = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Bob", "age": 50]))
+        let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: stack.context)
+        ann.setValue(41, forKey: "age")
+        bob.setValue(51, forKey: "age")
+        stack.context.refresh(ann, mergeChanges: false)
+        stack.context.refresh(bob, mergeChanges: false)
+        bob.setValue(52, forKey: "age")
+        stack.context.processPendingChanges()
+        let note = try #require(recorder.named(.NSManagedObjectContextObjectsDidChange).first)
+        #expect(recorder.notifications.count == 1)
+        #expect(note.userInfo?[NSRefreshedObjectsKey] as? Set<NSManagedObject> == [ann, bob])
+        #expect(note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> == [bob])
+        #expect(stack.context.updatedObjects == [bob])
+        #expect(ann.value(forKey: "age") as? Int == 40 && bob.value(forKey: "age") as? Int == 52)
+    }
+
     @Test func notificationNamesAndUserInfoKeysAreApplesStrings() {
         #expect(Notification.Name.NSManagedObjectContextObjectsDidChange.rawValue == "NSObjectsChangedInManagingContextNotification")
         #expect(Notification.Name.NSManagedObjectContextWillSave.rawValue == "NSManagingContextWillSaveChangesNotification")
