@@ -145,6 +145,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         unprocessedInserted.forget(owner: backreference)
         unprocessedUpdated.forget(owner: backreference)
         unprocessedDeleted.forget(owner: backreference)
+        // Inserted, updated and deleted were this context's: an object that outlives it is in none, as
+        // after reset(), and another context it joins takes it in (rather than seeing it inserted already).
+        for object in objects { object.status = object.status.intersection([.fault, .awakenedFromInsert]) }
+        for object in inserted.values { object.status = object.status.intersection([.fault, .awakenedFromInsert]) }
         registry.removeAll()
     }
 

@@ -863,6 +863,32 @@ struct ObjectsDidChangeTests {
         #expect(notes.last?.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> == [wanderer])
     }
 
+    /// An object inserted, or deleted, in a context that then goes away is neither any more: its status
+    /// was that context's. Another context it joins takes it in and saves it, rather than finding it
+    /// "inserted already" and leaving it out of its save.
+    @Test func anObjectInsertedInAContextThatWentAwayIsSavedByTheContextItJoins() throws {
+        let stack = try TestStack()
+        let ann = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Ann", "age": 40]))
+        var first: NSManagedObjectContext? = stack.newContext()
+        let newcomer = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: first!)
+        let leaver = try #require(try first?.existingObject(with: ann.objectID))
+        first?.delete(leaver)
+        #expect(newcomer.isInserted && leaver.isDeleted)
+        first = nil
+        #expect(!newcomer.isInserted && !newcomer.isUpdated && !newcomer.isDeleted)
+        #expect(!leaver.isDeleted)
+
+        stack.context.insert(newcomer)
+        #expect(newcomer.isInserted)
+        #expect(stack.context.insertedObjects.contains(newcomer))
+        newcomer.setValue("Newcomer", forKey: "name")
+        try stack.context.save()
+        #expect(!newcomer.objectID.isTemporaryID)
+        let check = stack.newContext()
+        let saved = try #require(try check.existingObject(with: newcomer.objectID))
+        #expect(saved.value(forKey: "name") as? String == "Newcomer")
+    }
+
     /// A deleted object changed in an event (here by hand; delete propagation does it too) has no old
     /// values for the current event once the event ends.
     @Test func aDeletedObjectsEventValuesEndWithTheEvent() throws {
