@@ -217,11 +217,24 @@ extension NSManagedObject {
 
     /// Fires the fault (for any key, or nil) and lets Swift Observation record the read.
     func noteWillAccess(_ key: String?) {
-        if NSManagedObjectContext.concurrencyDebugEnabled { managedObjectContext?.assertQueue("access to \(key ?? "a fault") of \(objectID)") }
+        if ConcurrencyDebug.isEnabled { assertQueue(forAccessTo: key) }
         fireFault()
         // Outside `withObservationTracking` a read reports nothing, and needs no registrar to say so.
-        guard let key, ObservationProbe.mayBeTracking, let slot = layout.slot(named: key) else { return }
+        guard let key, ObservationProbe.mayBeTracking else { return }
+        reportAccess(key)
+    }
+
+    // Apart from the read, which then touches no `ObservationRegistrar` (a resilient type: its
+    // metadata was fetched and stack space sized for it on every read).
+    @inline(never)
+    private func reportAccess(_ key: String) {
+        guard let slot = layout.slot(named: key) else { return }
         observationRegistrar.access(self, keyPath: EntityRuntime.of(layout).observationPaths[slot])
+    }
+
+    @inline(never)
+    private func assertQueue(forAccessTo key: String?) {
+        managedObjectContext?.assertQueue("access to \(key ?? "a fault") of \(objectID)")
     }
 
 
@@ -230,8 +243,13 @@ extension NSManagedObject {
     /// Announces a change of `key`: records the old value for observers, the current event and inverse
     /// maintenance.
     func noteWillChange(_ key: String) {
-        if NSManagedObjectContext.concurrencyDebugEnabled { managedObjectContext?.assertQueue("change of \(key) of \(objectID)") }
+        if ConcurrencyDebug.isEnabled { assertQueue(forChangeOf: key) }
         beginChange(key, kind: .setting, objects: nil)
+    }
+
+    @inline(never)
+    private func assertQueue(forChangeOf key: String) {
+        managedObjectContext?.assertQueue("change of \(key) of \(objectID)")
     }
 
     /// Completes a change of `key`: marks the object changed, updates an inverse relationship, and
@@ -266,8 +284,15 @@ extension NSManagedObject {
             return
         }
         fireFault()
-        if let index = pendingChanges.firstIndex(where: { $0.slot == slot }) {
+        if !pendingChanges.isEmpty, let index = pendingChanges.firstIndex(where: { $0.slot == slot }) {
             pendingChanges[index].change.depth += 1
+            return
+        }
+        if fastPendingSlot != 0 && Int(fastPendingSlot) == slot + 1 {
+            // Nested in a change of the same key: counted in the list from now on, as the general path
+            // counts it (the old value stays unkept).
+            fastPendingSlot = 0
+            pendingChanges.append((slot, PendingChange(oldObjects: nil, oldValue: nil, depth: 2)))
             return
         }
         // A persistent attribute of an object nobody observes (no `Extras`: no observers, no registrar, no
@@ -275,7 +300,11 @@ extension NSManagedObject {
         // only if the snapshot no longer holds it. The general path below made, copied and destroyed
         // an `Any?` per set. (An observer added before the matching didChange is told no old value.)
         if layout.kinds[slot] == .attribute, slot < 32, extras == nil, !hasPrimitiveAccessors {
-            pendingChanges.append((slot, PendingChange(oldObjects: nil, oldValue: nil, depth: 1)))
+            if fastPendingSlot == 0 {
+                fastPendingSlot = UInt8(slot + 1)
+            } else {
+                pendingChanges.append((slot, PendingChange(oldObjects: nil, oldValue: nil, depth: 1)))
+            }
             if eventAttributeMask & (1 << UInt32(slot)) == 0, contextReference != nil, !status.contains(.awakingFromFetch) {
                 recordEventStartValue(slot: slot)
             }
@@ -307,7 +336,7 @@ extension NSManagedObject {
         pendingChanges.append((slot, change))
         // Persistent properties only, as Apple documents for changedValuesForCurrentEvent().
         if recordsEventValue { recordEventOldValue(change.oldValue, slot: slot) }
-        registrar?.willSet(self, keyPath: EntityRuntime.of(layout).observationPaths[slot])
+        if extras != nil { registrarWillSet(slot: slot) }
         if !observers.isEmpty {
             let (old, _) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
             notifyObservers(key, kind: kind, old: old, new: nil, isPrior: true)
@@ -325,12 +354,18 @@ extension NSManagedObject {
             }
             return
         }
-        guard let index = pendingChanges.lastIndex(where: { $0.slot == slot }) else {
-            fatalError("didChangeValueForKey: \(key) without a matching willChangeValueForKey: on \(objectID).")
+        let change: PendingChange
+        if fastPendingSlot != 0 && Int(fastPendingSlot) == slot + 1 {
+            fastPendingSlot = 0
+            change = PendingChange(oldObjects: nil, oldValue: nil, depth: 0)
+        } else {
+            guard let index = pendingChanges.lastIndex(where: { $0.slot == slot }) else {
+                fatalError("didChangeValueForKey: \(key) without a matching willChangeValueForKey: on \(objectID).")
+            }
+            pendingChanges[index].change.depth -= 1
+            if pendingChanges[index].change.depth > 0 { return }
+            change = pendingChanges.remove(at: index).change
         }
-        pendingChanges[index].change.depth -= 1
-        if pendingChanges[index].change.depth > 0 { return }
-        let change = pendingChanges.remove(at: index).change
         if layout.kinds[slot] == .toOne || layout.kinds[slot] == .toMany,
            let relationship = layout.properties[slot] as? NSRelationshipDescription {
             if relationship.isToMany { (slots[slot] as? ToManyStorage)?.modified = true }
@@ -342,11 +377,23 @@ extension NSManagedObject {
             managedObjectContext?.objectDidChange(self)
         }
         guard extras != nil else { return }
-        registrar?.didSet(self, keyPath: EntityRuntime.of(layout).observationPaths[slot])
+        registrarDidSet(slot: slot)
         if !observers.isEmpty {
             let (old, new) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
             notifyObservers(key, kind: kind, old: old, new: new, isPrior: false)
         }
+    }
+
+    // The registrar's calls apart: a function that holds an `ObservationRegistrar?` (a resilient type)
+    // fetches its metadata and sizes stack space for it on entry, on every set.
+    @inline(never)
+    private func registrarWillSet(slot: Int) {
+        registrar?.willSet(self, keyPath: EntityRuntime.of(layout).observationPaths[slot])
+    }
+
+    @inline(never)
+    private func registrarDidSet(slot: Int) {
+        registrar?.didSet(self, keyPath: EntityRuntime.of(layout).observationPaths[slot])
     }
 
     /// Whether `objectDidChange(_:)` would do nothing for this object, known without loading its context

@@ -149,8 +149,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
     @exclusivity(unchecked) var status: Status = []
     /// While positive, relationship changes do not update the inverse (the change *is* an inverse update).
-    /// Beside `status` and the mask below, the three share one word.
-    @exclusivity(unchecked) var inverseUpdateDepth: Int16 = 0
+    /// Beside `status`, the next field and the mask below, the four share one word. (One byte: it counts
+    /// inverse updates nested on one object, a handful at most.)
+    @exclusivity(unchecked) var inverseUpdateDepth: Int8 = 0
+    /// The slot, plus one, of the change begun on the fast path (an unobserved attribute of slot 0 to 31:
+    /// no old value kept) and not yet ended; 0 for none. A field rather than an entry in
+    /// `pendingChanges`, whose buffer was an allocation per changed object; a second change begun while
+    /// one is pending goes to the list. A slot is here or in the list, never both.
+    @exclusivity(unchecked) var fastPendingSlot: UInt8 = 0
     /// The persistent attributes of slots 0 to 31 changed in the current event: their old values
     /// (`changedValuesForCurrentEvent()`) are ``eventStartValues``'.
     @exclusivity(unchecked) var eventAttributeMask: UInt32 = 0
@@ -220,13 +226,19 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Forgets the current event's old values.
     func clearEventOldValues() {
-        if let extras {
-            // Dropped when nothing else needs it: an object edited through a relationship keeps no
-            // `Extras` past its event.
-            if extras.observers.isEmpty && extras.registrar == nil { self.extras = nil } else { extras.eventOldValues = [] }
-        }
+        if extras != nil { clearExtrasEventOldValues() }
         eventStartValues = nil
         eventAttributeMask = 0
+    }
+
+    // Apart, as it reads the `ObservationRegistrar?` (a resilient type, whose metadata a function
+    // holding one fetches on entry): most objects have no `Extras`.
+    @inline(never)
+    private func clearExtrasEventOldValues() {
+        guard let extras else { return }
+        // Dropped when nothing else needs it: an object edited through a relationship keeps no
+        // `Extras` past its event.
+        if extras.observers.isEmpty && extras.registrar == nil { self.extras = nil } else { extras.eventOldValues = [] }
     }
 
     /// Whether the object has made its ``Extras`` (for tests of when it does).
@@ -637,6 +649,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             slots = layout.nilValues
             setRow(nil)
             pendingChanges = []
+            fastPendingSlot = 0
             clearEventOldValues()
             status.insert(.fault)
             status.remove(.transitioning)
@@ -658,6 +671,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         slots = layout.nilValues
         setRow(nil)
         pendingChanges = []
+        fastPendingSlot = 0
         status.insert(.fault)
     }
 

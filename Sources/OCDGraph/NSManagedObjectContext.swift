@@ -157,28 +157,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Whether concurrency debugging is on (`OCD_CONCURRENCY_DEBUG=1`, or Apple's
     /// `-com.apple.CoreData.ConcurrencyDebug 1` launch argument).
     public static var concurrencyDebugEnabled: Bool {
-        @inline(__always) get {
-            let state = concurrencyDebugState.load(ordering: .relaxed)
-            return state == 0 ? readConcurrencyDebugSetting() : state == 2
-        }
-        set { concurrencyDebugState.store(newValue ? 2 : 1, ordering: .relaxed) }
-    }
-
-    // Read on every property access, so an atomic with a constant start (a relaxed load is a plain
-    // load) rather than a lazy global, whose `swift_once` call ran on every read: 0 until the
-    // environment is read, then 1 (off) or 2 (on). Tests set it between uses.
-    private static let concurrencyDebugState = Atomic<UInt8>(0)
-
-    @inline(never)
-    private static func readConcurrencyDebugSetting() -> Bool {
-        var enabled = ProcessInfo.processInfo.environment["OCD_CONCURRENCY_DEBUG"] == "1"
-        let arguments = ProcessInfo.processInfo.arguments
-        if !enabled, let index = arguments.firstIndex(of: "-com.apple.CoreData.ConcurrencyDebug"), index + 1 < arguments.count {
-            enabled = arguments[index + 1] != "0"
-        }
-        // Only if nobody set it meanwhile: a setting made while the environment was read stands.
-        let (exchanged, current) = concurrencyDebugState.compareExchange(expected: 0, desired: enabled ? 2 : 1, ordering: .relaxed)
-        return exchanged ? enabled : current == 2
+        @inline(__always) get { ConcurrencyDebug.isEnabled }
+        set { ConcurrencyDebug.isEnabled = newValue }
     }
 
     /// Whether the current thread may use this context now.
@@ -205,7 +185,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Stops when concurrency debugging is on and the caller is off the context's queue.
     func assertQueue(_ function: String = #function) {
-        guard Self.concurrencyDebugEnabled, !isOnQueue else { return }
+        guard ConcurrencyDebug.isEnabled, !isOnQueue else { return }
         fatalError("CoreData concurrency violation: \(function) called on \(name ?? "a context") (\(concurrencyType)) from outside its queue. Use perform(_:) or performAndWait(_:).")
     }
 
@@ -881,5 +861,34 @@ extension NSManagedObject {
             clearEventOldValues()
             status.remove(.listedForEventValues)
         }
+    }
+}
+
+/// The concurrency debugging switch behind `NSManagedObjectContext.concurrencyDebugEnabled`, apart from
+/// the class: a static of the class passed its metadata (an accessor call) on every property access.
+enum ConcurrencyDebug {
+    static var isEnabled: Bool {
+        @inline(__always) get {
+            let state = self.state.load(ordering: .relaxed)
+            return state == 0 ? readSetting() : state == 2
+        }
+        set { state.store(newValue ? 2 : 1, ordering: .relaxed) }
+    }
+
+    // Read on every property access, so an atomic with a constant start (a relaxed load is a plain
+    // load) rather than a lazy global, whose `swift_once` call ran on every read: 0 until the
+    // environment is read, then 1 (off) or 2 (on). Tests set it between uses.
+    private static let state = Atomic<UInt8>(0)
+
+    @inline(never)
+    private static func readSetting() -> Bool {
+        var enabled = ProcessInfo.processInfo.environment["OCD_CONCURRENCY_DEBUG"] == "1"
+        let arguments = ProcessInfo.processInfo.arguments
+        if !enabled, let index = arguments.firstIndex(of: "-com.apple.CoreData.ConcurrencyDebug"), index + 1 < arguments.count {
+            enabled = arguments[index + 1] != "0"
+        }
+        // Only if nobody set it meanwhile: a setting made while the environment was read stands.
+        let (exchanged, current) = state.compareExchange(expected: 0, desired: enabled ? 2 : 1, ordering: .relaxed)
+        return exchanged ? enabled : current == 2
     }
 }

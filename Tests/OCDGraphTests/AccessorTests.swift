@@ -159,6 +159,67 @@ import class OCDPredicate.NSSortDescriptor
     }
 }
 
+/// The pairing of `willChangeValue(forKey:)` and `didChangeValue(forKey:)` on unobserved attributes,
+/// which keep their pending change in a field rather than a list (the fast path of a set).
+@Suite struct ChangeNotificationPairingTests {
+    private func ann(_ stack: TestStack) throws -> NSManagedObject {
+        try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Ann", "age": 40]))
+    }
+
+    @Test func aNestedChangeOfOneKeyEndsWithTheOutermostDidChange() throws {
+        let stack = try TestStack()
+        let ann = try ann(stack)
+        ann.willChangeValue(forKey: "age")
+        ann.willChangeValue(forKey: "age")
+        ann.setPrimitiveValue(41, forKey: "age")
+        ann.didChangeValue(forKey: "age")
+        #expect(!ann.isUpdated)
+        ann.didChangeValue(forKey: "age")
+        #expect(ann.isUpdated)
+        #expect(ann.changedValues()["age"] as? Int == 41)
+        // The pair is over: a third didChange has no willChange to match (see KeyValueCodingStops).
+        ann.setValue(42, forKey: "age")
+        #expect(ann.changedValuesForCurrentEvent()["age"] as? Int == 40)
+    }
+
+    @Test(arguments: [false, true])
+    func changesOfTwoKeysInterleavedAreBothRecorded(endingInnerFirst: Bool) throws {
+        let stack = try TestStack()
+        let ann = try ann(stack)
+        ann.willChangeValue(forKey: "age")
+        ann.willChangeValue(forKey: "name")
+        ann.setPrimitiveValue(41, forKey: "age")
+        ann.setPrimitiveValue("Anne", forKey: "name")
+        if endingInnerFirst {
+            ann.didChangeValue(forKey: "name")
+            ann.didChangeValue(forKey: "age")
+        } else {
+            ann.didChangeValue(forKey: "age")
+            ann.didChangeValue(forKey: "name")
+        }
+        #expect(Set(ann.changedValues().keys) == ["age", "name"])
+        let event = ann.changedValuesForCurrentEvent()
+        #expect(event["age"] as? Int == 40)
+        #expect(event["name"] as? String == "Ann")
+    }
+
+    @Test func anObserverAddedWithinAChangeIsToldItsNewValue() throws {
+        let stack = try TestStack()
+        let ann = try ann(stack)
+        ann.willChangeValue(forKey: "age")
+        var seen: [Int?] = []
+        let token = ann.observeValue(forKey: "age", options: [.new]) { _, _, _, new, _, isPrior in
+            if !isPrior { seen.append(new as? Int) }
+        }
+        ann.setPrimitiveValue(41, forKey: "age")
+        ann.didChangeValue(forKey: "age")
+        #expect(seen == [41])
+        ann.setValue(42, forKey: "age")
+        #expect(seen == [41, 42])
+        token.invalidate()
+    }
+}
+
 @Suite struct KeyValueCodingStops {
     @Test func anUnknownKeyStopsWithApplesMessage() async {
         await #expect(processExitsWith: .failure) {
@@ -173,6 +234,23 @@ import class OCDPredicate.NSSortDescriptor
             let stack = try TestStack()
             let employee = stack.insert("Employee")
             employee.setValue(42, forKey: "name")
+        }
+    }
+
+    @Test func aDidChangeWithoutItsWillChangeStops() async {
+        await #expect(processExitsWith: .failure) {
+            let stack = try TestStack()
+            let employee = stack.insert("Employee")
+            employee.didChangeValue(forKey: "age")
+        }
+    }
+
+    @Test func aDidChangeOfAnotherKeyThanTheOnePendingStops() async {
+        await #expect(processExitsWith: .failure) {
+            let stack = try TestStack()
+            let employee = stack.insert("Employee")
+            employee.willChangeValue(forKey: "age")
+            employee.didChangeValue(forKey: "name")
         }
     }
 
