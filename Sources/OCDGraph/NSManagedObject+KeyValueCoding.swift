@@ -449,8 +449,8 @@ extension NSManagedObject {
     private func inverseAdd(_ source: NSManagedObject, via inverse: NSRelationshipDescription, forward: NSRelationshipDescription) {
         guard let slot = layout.slot(named: inverse.name) else { return }
         fireFault()
-        inverseUpdateDepth += 1
-        defer { inverseUpdateDepth -= 1 }
+        beginInverseUpdate()
+        defer { endInverseUpdate() }
         if inverse.isToMany {
             let storage = toMany(slot)
             guard !storage.contains(source) else { return }
@@ -474,8 +474,8 @@ extension NSManagedObject {
     private func inverseRemove(_ source: NSManagedObject, via inverse: NSRelationshipDescription) {
         guard let slot = layout.slot(named: inverse.name), !status.contains(.transitioning) else { return }
         fireFault()
-        inverseUpdateDepth += 1
-        defer { inverseUpdateDepth -= 1 }
+        beginInverseUpdate()
+        defer { endInverseUpdate() }
         if inverse.isToMany {
             let storage = toMany(slot)
             guard storage.contains(source) else { return }

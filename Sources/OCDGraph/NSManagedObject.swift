@@ -149,9 +149,21 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
     @exclusivity(unchecked) var status: Status = []
     /// While positive, relationship changes do not update the inverse (the change *is* an inverse update).
-    /// Beside `status`, the next field and the mask below, the four share one word. (One byte: it counts
-    /// inverse updates nested on one object, a handful at most.)
-    @exclusivity(unchecked) var inverseUpdateDepth: Int8 = 0
+    /// Beside `status`, the next field and the mask below, the four share one word. One byte: it counts
+    /// inverse updates nested on one object, rarely more than a few; past 127 (observers that change the
+    /// relationship again from inside its notifications) the rest is counted in `Extras`. Changed through
+    /// `beginInverseUpdate()` and `endInverseUpdate()` only.
+    @exclusivity(unchecked) private(set) var inverseUpdateDepth: Int8 = 0
+
+    /// Enters an inverse update: relationship changes of this object update no inverse until it ends.
+    func beginInverseUpdate() {
+        if inverseUpdateDepth < Int8.max { inverseUpdateDepth += 1 } else { madeExtras().inverseUpdateOverflow += 1 }
+    }
+
+    /// Ends the innermost inverse update.
+    func endInverseUpdate() {
+        if let extras, extras.inverseUpdateOverflow > 0 { extras.inverseUpdateOverflow -= 1 } else { inverseUpdateDepth -= 1 }
+    }
     /// The slot, plus one, of the change begun on the fast path (an unobserved attribute of slot 0 to 31:
     /// no old value kept) and not yet ended; 0 for none. A field rather than an entry in
     /// `pendingChanges`, whose buffer was an allocation per changed object; a second change begun while
@@ -238,7 +250,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         guard let extras else { return }
         // Dropped when nothing else needs it: an object edited through a relationship keeps no
         // `Extras` past its event.
-        if extras.observers.isEmpty && extras.registrar == nil { self.extras = nil } else { extras.eventOldValues = [] }
+        if extras.observers.isEmpty && extras.registrar == nil && extras.inverseUpdateOverflow == 0 {
+            self.extras = nil
+        } else {
+            extras.eventOldValues = []
+        }
     }
 
     /// Whether the object has made its ``Extras`` (for tests of when it does).
@@ -262,6 +278,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         @exclusivity(unchecked) var observers: [KeyObserver] = []
         /// Made on the first read inside `withObservationTracking` only (D25).
         @exclusivity(unchecked) var registrar: ObservationRegistrar?
+        /// Inverse updates nested on the object past the 127 `inverseUpdateDepth` counts.
+        @exclusivity(unchecked) var inverseUpdateOverflow = 0
     }
     @exclusivity(unchecked) var extras: Extras?
 

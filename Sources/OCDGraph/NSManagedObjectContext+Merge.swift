@@ -181,7 +181,7 @@ extension NSManagedObjectContext {
                object.isInserted || !isCommittedLink(of: object, slot: slot, to: leaving) {
                 delete(object)
             }
-            object.inverseUpdateDepth += 1
+            object.beginInverseUpdate()
             if relationship.isToMany {
                 let staying = members.filter { gone[ObjectIdentifier($0)] == nil }
                 let using = Set(leaving.map { AnyHashable($0) })
@@ -193,7 +193,7 @@ extension NSManagedObjectContext {
                 object.kvcSetPrimitiveValue(nil, forKey: relationship.name)
                 object.noteDidChange(relationship.name)
             }
-            object.inverseUpdateDepth -= 1
+            object.endInverseUpdate()
             changedSlots.append(slot)
         }
         guard wasClean, !changedSlots.isEmpty, !object.isDeleted, var values = object.rowValues else { return }

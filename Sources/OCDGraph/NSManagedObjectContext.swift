@@ -148,7 +148,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // Inserted, updated and deleted were this context's: an object that outlives it is in none, as
         // after reset(), and another context it joins takes it in (rather than seeing it inserted already).
         for object in objects { object.status = object.status.intersection([.fault, .awakenedFromInsert]) }
-        for object in inserted.values { object.status = object.status.intersection([.fault, .awakenedFromInsert]) }
+        for object in inserted.values where object.contextReference == nil {
+            object.status = object.status.intersection([.fault, .awakenedFromInsert])
+        }
         registry.removeAll()
     }
 

@@ -260,9 +260,9 @@ extension NSManagedObjectContext {
         object.notifyingWholesaleChange {
             object.fill(from: row, in: self)
             object.restoreTransientValues(transients)
-            object.inverseUpdateDepth += 1
+            object.beginInverseUpdate()
             for (name, value) in kept { object.kvcSetPrimitiveValue(value is NSNull ? nil : value, forKey: name) }
-            object.inverseUpdateDepth -= 1
+            object.endInverseUpdate()
         }
     }
 

@@ -177,8 +177,9 @@ import class OCDPredicate.NSSortDescriptor
         ann.didChangeValue(forKey: "age")
         #expect(ann.isUpdated)
         #expect(ann.changedValues()["age"] as? Int == 41)
-        // The pair is over: a third didChange has no willChange to match (see KeyValueCodingStops).
+        // The pair is over and left nothing pending: the next set is a change of its own.
         ann.setValue(42, forKey: "age")
+        #expect(ann.changedValues()["age"] as? Int == 42)
         #expect(ann.changedValuesForCurrentEvent()["age"] as? Int == 40)
     }
 
@@ -201,6 +202,29 @@ import class OCDPredicate.NSSortDescriptor
         let event = ann.changedValuesForCurrentEvent()
         #expect(event["age"] as? Int == 40)
         #expect(event["name"] as? String == "Ann")
+    }
+
+    /// An observer that relates one more object from inside the relationship's own notification nests
+    /// inverse updates on the department, one per employee: deeper than the byte that counts them.
+    @Test func inverseUpdatesNestDeeperThanTheirByteCounter() throws {
+        let stack = try TestStack()
+        let dept = stack.insert("Department")
+        let employees = (0..<300).map { _ in stack.insert("Employee") }
+        var next = 1
+        let token = dept.observeValue(forKey: "employees") { _, kind, _, _, _, isPrior in
+            guard !isPrior, kind == .insertion, next < employees.count else { return }
+            next += 1
+            employees[next - 1].setValue(dept, forKey: "department")
+        }
+        employees[0].setValue(dept, forKey: "department")
+        token.invalidate()
+        #expect(next == employees.count)
+        #expect((dept.value(forKey: "employees") as? Set<NSManagedObject>)?.count == employees.count)
+        #expect(employees.allSatisfy { $0.value(forKey: "department") as? NSManagedObject === dept })
+        // The counting is back to zero: a change of the relationship updates the inverse again.
+        let last = stack.insert("Employee")
+        dept.mutableSetValue(forKey: "employees").add(last)
+        #expect(last.value(forKey: "department") as? NSManagedObject === dept)
     }
 
     @Test func anObserverAddedWithinAChangeIsToldItsNewValue() throws {
