@@ -288,7 +288,7 @@ extension NSManagedObject {
             pendingChanges[index].change.depth += 1
             return
         }
-        if fastPendingSlot != 0 && Int(fastPendingSlot) == slot + 1 {
+        if Int(fastPendingSlot) == slot + 1 {
             // Nested in a change of the same key: counted in the list from now on, as the general path
             // counts it (the old value stays unkept).
             fastPendingSlot = 0
@@ -355,7 +355,7 @@ extension NSManagedObject {
             return
         }
         let change: PendingChange
-        if fastPendingSlot != 0 && Int(fastPendingSlot) == slot + 1 {
+        if Int(fastPendingSlot) == slot + 1 {
             fastPendingSlot = 0
             change = PendingChange(oldObjects: nil, oldValue: nil, depth: 0)
         } else {

@@ -55,6 +55,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         static let classHasAccessors = Status(rawValue: 1 << 11)
         static let classHasPrimitiveAccessors = Status(rawValue: 1 << 12)
 
+        /// What an object keeps of its status when it leaves its context (reset, the context going
+        /// away): whether it is a fault, and that it was awakened from insertion (it is not again).
+        static let keptOutsideAContext: Status = [.fault, .awakenedFromInsert]
+
         /// What an object's status keeps of its class's key table once read.
         static func keyTableFlags(of table: ManagedKeyTable.Shared) -> Status {
             var flags: Status = .keyTableRead

@@ -147,9 +147,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         unprocessedDeleted.forget(owner: backreference)
         // Inserted, updated and deleted were this context's: an object that outlives it is in none, as
         // after reset(), and another context it joins takes it in (rather than seeing it inserted already).
-        for object in objects { object.status = object.status.intersection([.fault, .awakenedFromInsert]) }
+        for object in objects { object.status = object.status.intersection(.keptOutsideAContext) }
         for object in inserted.values where object.contextReference == nil {
-            object.status = object.status.intersection([.fault, .awakenedFromInsert])
+            object.status = object.status.intersection(.keptOutsideAContext)
         }
         registry.removeAll()
     }
@@ -589,7 +589,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingDeletePropagation = []
         for object in objects {
             object.turnIntoFault()
-            object.status = object.status.intersection([.fault, .awakenedFromInsert])
+            object.status = object.status.intersection(.keptOutsideAContext)
             object.managedObjectContext = nil
         }
         undoManager?.removeAllActions()
