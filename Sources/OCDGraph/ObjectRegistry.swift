@@ -89,7 +89,7 @@ final class ObjectRegistry: @unchecked Sendable {
     /// Called from the `deinit` of an object: its entry goes, unless the ID now names another object.
     func objectDeinitializing(_ object: UnsafeMutableRawPointer, id: NSManagedObjectID) {
         table.withLock { table in
-            if table.entries[id]?.raw == object { _ = table.entries.removeValue(forKey: id) }
+            _ = table.entries.removeValue(forKey: id, ifItIs: ObjectPointer(raw: object))
         }
     }
 
@@ -192,8 +192,21 @@ package struct IDTable<Keys: IDTableKeys> {
 
     /// Removes `id`'s entry; returns its pointer.
     package mutating func removeValue(forKey id: NSManagedObjectID) -> ObjectPointer? {
-        var (hole, found) = index(of: id, hash: id.cachedHash)
+        let (index, found) = index(of: id, hash: id.cachedHash)
         guard found else { return nil }
+        return remove(at: index)
+    }
+
+    /// Removes `id`'s entry if it holds `pointer`, in one search; whether it did.
+    package mutating func removeValue(forKey id: NSManagedObjectID, ifItIs pointer: ObjectPointer) -> Bool {
+        let (index, found) = index(of: id, hash: id.cachedHash)
+        guard found, entries[index].pointer == pointer else { return false }
+        _ = remove(at: index)
+        return true
+    }
+
+    private mutating func remove(at index: Int) -> ObjectPointer? {
+        var hole = index
         let removed = entries[hole].pointer
         let mask = entries.count - 1
         var next = (hole + 1) & mask

@@ -88,30 +88,26 @@ package struct ObjectTable<Keys: IDTableKeys> {
             runs[run].slots[slot] = pointer
             return old
         }
-        if hashed.count > 0, hashed[id] != nil { return hashed.updateValue(pointer, forKey: id) }
-        if id.rawKey >= 0, id.rawKey < Self.largestRunKey {
-            if let (run, slot) = place {
-                if let slot {
-                    // Taken by another ID's entry only if IDs of equivalent scopes could differ with one
-                    // key: the hashed table would then keep them apart.
-                    if runs[run].slots[slot] == nil {
-                        runs[run].slots[slot] = pointer
-                        runs[run].count += 1
-                        return nil
-                    }
-                } else if widen(run, toTake: id.rawKey) {
-                    runs[run].slots[Int(id.rawKey - runs[run].base)] = pointer
-                    runs[run].count += 1
-                    return nil
-                }
-            } else {
-                var slots = [ObjectPointer?](repeating: nil, count: 16)
-                slots[0] = pointer
-                runs.append(Run(scope: id.scope, base: id.rawKey, slots: slots, count: 1))
-                return nil
-            }
+        // A key no run would take goes to the hashed table, whose one search also finds an entry there
+        // (keys spread thin, as a predicate's matches are, land here: one search rather than two).
+        guard id.rawKey >= 0, id.rawKey < Self.largestRunKey else { return hashed.updateValue(pointer, forKey: id) }
+        if let (run, slot) = place {
+            // Taken by another ID's entry only if IDs of equivalent scopes could differ with one key: the
+            // hashed table then keeps them apart.
+            let fits = slot.map { runs[run].slots[$0] == nil } ?? canWiden(run, toTake: id.rawKey)
+            guard fits else { return hashed.updateValue(pointer, forKey: id) }
         }
-        return hashed.updateValue(pointer, forKey: id)
+        if hashed.count > 0, hashed[id] != nil { return hashed.updateValue(pointer, forKey: id) }
+        guard let (run, slot) = place else {
+            var slots = [ObjectPointer?](repeating: nil, count: 16)
+            slots[0] = pointer
+            runs.append(Run(scope: id.scope, base: id.rawKey, slots: slots, count: 1))
+            return nil
+        }
+        if slot == nil { widen(run, toTake: id.rawKey) }
+        runs[run].slots[Int(id.rawKey - runs[run].base)] = pointer
+        runs[run].count += 1
+        return nil
     }
 
     /// Removes `id`'s entry; returns its pointer.
@@ -123,6 +119,19 @@ package struct ObjectTable<Keys: IDTableKeys> {
             return pointer
         }
         return hashed.count == 0 ? nil : hashed.removeValue(forKey: id)
+    }
+
+    /// Removes `id`'s entry if it holds `pointer`, in one search; whether it did. For an object leaving
+    /// from its `deinit`, whose ID may name another object by then.
+    package mutating func removeValue(forKey id: NSManagedObjectID, ifItIs pointer: ObjectPointer) -> Bool {
+        if let (run, slot) = place(of: id), let slot, let held = runs[run].slots[slot], keys.entry(held, isFor: id) {
+            guard held == pointer else { return false }
+            runs[run].slots[slot] = nil
+            runs[run].count -= 1
+            compactIfSparse(run)
+            return true
+        }
+        return hashed.count > 0 && hashed.removeValue(forKey: id, ifItIs: pointer)
     }
 
     /// The pointers of every entry.
@@ -141,16 +150,20 @@ package struct ObjectTable<Keys: IDTableKeys> {
         place(of: id).map { runs[$0.run].base ..< runs[$0.run].base + Int64(runs[$0.run].slots.count) }
     }
 
-    /// Lays `run` out again to take `key`, doubling its array at least (so that keys arriving in order,
-    /// either way, cost amortized constant time); false when the array would be mostly empty.
-    private mutating func widen(_ run: Int, toTake key: Int64) -> Bool {
+    /// Whether `run` may be laid out again to take `key`: not when its array would be mostly empty.
+    private func canWiden(_ run: Int, toTake key: Int64) -> Bool {
+        let base = runs[run].base, end = base + Int64(runs[run].slots.count)
+        return max(end, key + 1) - min(base, key) <= 2 * Int64(runs[run].count + 1) + Self.slack
+    }
+
+    /// Lays `run` out again to take `key` (``canWiden(_:toTake:)`` said it may), doubling its array at
+    /// least, so that keys arriving in order, either way, cost amortized constant time.
+    private mutating func widen(_ run: Int, toTake key: Int64) {
         let base = runs[run].base, end = base + Int64(runs[run].slots.count)
         let low = min(base, key), high = max(end, key + 1)
-        guard high - low <= 2 * Int64(runs[run].count + 1) + Self.slack else { return false }
         let capacity = max(2 * Int64(runs[run].slots.count), Self.powerOfTwo(atLeast: high - low))
         // Growing downwards keeps the end, so that keys arriving in descending order double it too.
         relayout(run, base: key < base ? max(0, high - capacity) : low, capacity: Int(capacity))
-        return true
     }
 
     /// Drops an empty run; lays a thinned-out one again over the span of its live keys, when that span

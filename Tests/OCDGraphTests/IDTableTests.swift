@@ -33,6 +33,7 @@ protocol PointerTableUnderTest {
     subscript(id: NSManagedObjectID) -> ObjectPointer? { get }
     mutating func updateValue(_ pointer: ObjectPointer, forKey id: NSManagedObjectID) -> ObjectPointer?
     mutating func removeValue(forKey id: NSManagedObjectID) -> ObjectPointer?
+    mutating func removeValue(forKey id: NSManagedObjectID, ifItIs pointer: ObjectPointer) -> Bool
     var count: Int { get }
     var values: [ObjectPointer] { get }
 }
@@ -50,15 +51,22 @@ struct TableAgainstDictionary<Table: PointerTableUnderTest> {
         self.names = names
     }
 
-    /// Step `step` on `id`: `choice` below `insertBelow` inserts or replaces (pointer `step`), below 6
-    /// removes, otherwise looks up; every answer and the count must agree with the dictionary.
+    /// Step `step` on `id`: `choice` below `insertBelow` inserts or replaces (pointer `step`), below 5
+    /// removes, 5 removes if the entry holds a pointer (its own on even steps, another on odd ones: an
+    /// object leaving from its deinit after its ID went to another), otherwise looks up; every answer
+    /// and the count must agree with the dictionary.
     mutating func apply(step: Int, to id: NSManagedObjectID, choice: UInt64, insertBelow: UInt64) {
         if choice < insertBelow {
             #expect(table.updateValue(names.pointer(step, for: id), forKey: id) == expected[id].map { PointerNames.pointer($0) })
             expected[id] = step
-        } else if choice < 6 {
+        } else if choice < 5 {
             #expect(table.removeValue(forKey: id) == expected[id].map { PointerNames.pointer($0) })
             expected[id] = nil
+        } else if choice == 5 {
+            let held = expected[id]
+            let asked = held.map { step % 2 == 0 ? $0 : $0 + 1_000_000 } ?? step
+            #expect(table.removeValue(forKey: id, ifItIs: PointerNames.pointer(asked)) == (held == asked))
+            if held == asked { expected[id] = nil }
         } else {
             #expect(table[id] == expected[id].map { PointerNames.pointer($0) })
         }
