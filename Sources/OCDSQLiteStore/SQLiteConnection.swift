@@ -503,6 +503,19 @@ final class Statement {
         for (index, value) in values.enumerated() { try bind(value, at: Int32(index + 1)) }
     }
 
+    /// Binds an integer without making a ``SQLValue`` (the writes of a save bind most values so).
+    @inline(__always)
+    func bind(integer value: Int64, at index: Int32) throws {
+        let rc = sqlite3_bind_int64(handle, index, value)
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql) }
+    }
+
+    @inline(__always)
+    func bind(real value: Double, at index: Int32) throws {
+        let rc = sqlite3_bind_double(handle, index, value)
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql) }
+    }
+
     func bind(_ value: SQLValue, at index: Int32) throws {
         let rc: Int32
         switch value {
