@@ -354,18 +354,24 @@ extension NSManagedObject {
             }
             return
         }
-        let change: PendingChange
         if Int(fastPendingSlot) == slot + 1 {
+            // Begun on the fast path (an attribute: no inverse to update, no old value kept), so no
+            // pending change is made here either; an observer may have come since (Extras).
             fastPendingSlot = 0
-            change = PendingChange(oldObjects: nil, oldValue: nil, depth: 0)
-        } else {
-            guard let index = pendingChanges.lastIndex(where: { $0.slot == slot }) else {
-                fatalError("didChangeValueForKey: \(key) without a matching willChangeValueForKey: on \(objectID).")
+            if !status.contains(.awakingFromFetch) && !changeNeedsNothingFromContext {
+                managedObjectContext?.objectDidChange(self)
             }
-            pendingChanges[index].change.depth -= 1
-            if pendingChanges[index].change.depth > 0 { return }
-            change = pendingChanges.remove(at: index).change
+            if extras != nil {
+                notifyEndOfChange(key, kind: kind, objects: objects, slot: slot, change: PendingChange(oldObjects: nil, oldValue: nil, depth: 0))
+            }
+            return
         }
+        guard let index = pendingChanges.lastIndex(where: { $0.slot == slot }) else {
+            fatalError("didChangeValueForKey: \(key) without a matching willChangeValueForKey: on \(objectID).")
+        }
+        pendingChanges[index].change.depth -= 1
+        if pendingChanges[index].change.depth > 0 { return }
+        let change = pendingChanges.remove(at: index).change
         if layout.kinds[slot] == .toOne || layout.kinds[slot] == .toMany,
            let relationship = layout.properties[slot] as? NSRelationshipDescription {
             if relationship.isToMany { (slots[slot] as? ToManyStorage)?.modified = true }
@@ -376,7 +382,11 @@ extension NSManagedObject {
         if !status.contains(.awakingFromFetch) && !changeNeedsNothingFromContext {
             managedObjectContext?.objectDidChange(self)
         }
-        guard extras != nil else { return }
+        if extras != nil { notifyEndOfChange(key, kind: kind, objects: objects, slot: slot, change: change) }
+    }
+
+    /// The end of a change for Swift Observation and key-value observers.
+    private func notifyEndOfChange(_ key: String, kind: NSKeyValueChange, objects: Set<AnyHashable>?, slot: Int, change: PendingChange) {
         registrarDidSet(slot: slot)
         if !observers.isEmpty {
             let (old, new) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)

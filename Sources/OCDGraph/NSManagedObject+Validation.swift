@@ -56,18 +56,22 @@ extension NSManagedObject {
         var errors: [NSError] = []
         let checks = EntityRuntime.of(layout).attributeChecks
         let validators = keyTable.validators
-        for (index, property) in layout.properties.enumerated() {
-            if validators.isEmpty || validators[property.name] == nil {
+        let properties = layout.properties
+        // By index, the property read only when needed: most slots need no check, and binding each
+        // property (as `enumerated()` does) retained and released it.
+        for index in properties.indices {
+            if validators.isEmpty || validators[properties[index].name] == nil {
                 switch checks[index] {
                 case .none:
                     continue
                 case .mandatory:
-                    if slots.isNil(index) { modelErrors(for: property, value: nil, into: &errors) }
+                    if slots.isNil(index) { modelErrors(for: properties[index], value: nil, into: &errors) }
                     continue
                 case .full:
                     break
                 }
             }
+            let property = properties[index]
             if let relationship = property as? NSRelationshipDescription, relationship.isToMany,
                !(slots[index] is ToManyStorage), relationship.minCount == 0, relationship.maxCount == 0,
                validators[property.name] == nil {

@@ -569,8 +569,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     // MARK: Faulting
 
     /// Fills a fault from its cached row or the store.
+    @inline(__always)
     func fireFault() {
-        guard status.contains(.fault) else { return }
+        // The test inline, the work apart: every read and set asks, and the work's prologue (saving
+        // registers for a long function) cost more than the test.
+        if status.contains(.fault) { fireFaultNow() }
+    }
+
+    @inline(never)
+    private func fireFaultNow() {
         // A fault with its row read ahead (a fetch's) of an entity of attributes only shares the row's
         // values: the context is not needed, and loading it (a lock and a retain) was a fifth of firing.
         // A context going away first takes its objects' context references, then their rows, so a fault
