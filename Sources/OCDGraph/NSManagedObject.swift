@@ -804,8 +804,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         if status.contains(.fault) { return }
         let committedValues = rowValues
         let comparesBits = !hasPrimitiveAccessors
+        // Read once: read in the loop, each was retained and released per slot (a save visits every
+        // slot of every changed object).
+        let layout = self.layout, kinds = layout.kinds, current = slots
         for slot in layout.persistentSlots {
-            switch layout.kinds[slot] {
+            switch kinds[slot] {
             case .toMany:
                 let property = layout.properties[slot]
                 let relationship = property as! NSRelationshipDescription
@@ -827,12 +830,20 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 let committed = committedValues?[slot] as? NSManagedObjectID
                 if current?.objectID != committed, !body(slot, layout.properties[slot].name, { current ?? NSNull() }) { return }
             case .attribute, .transientAttribute:
-                // The same bits in the slot and the committed row are the same value, with no copy out.
-                if comparesBits, let committedValues, slots.holdsSame(slot, as: committedValues) { continue }
+                if comparesBits, let committedValues {
+                    // The same bits in the slot and the committed row are the same value, with no copy out.
+                    if current.holdsSame(slot, as: committedValues) { continue }
+                    // Two plain integers with different bits differ: no values made to compare.
+                    let now = current.words(at: slot), then = committedValues.words(at: slot)
+                    if now.type == SlotValues.int64Type, then.type == SlotValues.int64Type {
+                        if !body(slot, layout.properties[slot].name, { SlotValues.number(now) ?? NSNull() }) { return }
+                        continue
+                    }
+                }
                 // As held (numbers maybe unboxed): comparing needs no `NSNumber`; only a reported value is boxed.
-                let current = storedAttributeValue(slot: slot)
+                let value = storedAttributeValue(slot: slot)
                 let committed = committedValues?.stored(slot) ?? nil
-                if !Self.valuesEqual(current, committed), !body(slot, layout.properties[slot].name, { SlotValues.boxed(current) ?? NSNull() }) { return }
+                if !Self.valuesEqual(value, committed), !body(slot, layout.properties[slot].name, { SlotValues.boxed(value) ?? NSNull() }) { return }
             }
         }
     }
