@@ -525,7 +525,16 @@ extension NSManagedObject {
     /// properties, as Core Data sends them (Core Data Programming Guide, "Faulting and Uniquing"): Swift
     /// Observation learns of every property, key-value observers of the keys they observe. A new value
     /// is read only for observers that asked for it, and never from a fault (it is reported as nil).
+    @inline(__always)
     func notifyingWholesaleChange(_ replace: () -> Void) {
+        // Observers and the registrar live in `Extras`: without them, nothing to tell, and the function
+        // below (which holds an `ObservationRegistrar?`, a resilient type) is not entered.
+        guard extras != nil else { replace(); return }
+        notifyingObservedWholesaleChange(replace)
+    }
+
+    @inline(never)
+    private func notifyingObservedWholesaleChange(_ replace: () -> Void) {
         guard registrar != nil || observers.contains(where: \.isValid) else { replace(); return }
         let paths = EntityRuntime.of(layout).observationPaths
         for path in paths { registrar?.willSet(self, keyPath: path) }

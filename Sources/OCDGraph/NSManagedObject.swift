@@ -833,9 +833,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 if comparesBits, let committedValues {
                     // The same bits in the slot and the committed row are the same value, with no copy out.
                     if current.holdsSame(slot, as: committedValues) { continue }
-                    // Two plain integers with different bits differ: no values made to compare.
+                    // Two integers with different bits differ: no values made to compare. (Equal bits prove
+                    // nothing here: `holdsSame` compares an existential's bits only for nil.)
                     let now = current.words(at: slot), then = committedValues.words(at: slot)
-                    if now.type == SlotValues.int64Type, then.type == SlotValues.int64Type {
+                    if now.type == SlotValues.int64Type, then.type == SlotValues.int64Type, now.value != then.value {
                         if !body(slot, layout.properties[slot].name, { SlotValues.number(now) ?? NSNull() }) { return }
                         continue
                     }
@@ -949,7 +950,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Identity, as on Apple platforms (predicates compare objects with their IDs through
     /// `PredicateObjectIdentity` instead).
     public override func isEqual(_ object: Any?) -> Bool {
-        (object as AnyObject?) === self
+        // A class cast, not `as AnyObject?`: that one goes through the runtime's general bridging, and
+        // every collision in a `Set` of objects (a save's notifications build several) asks.
+        (object as? NSManagedObject) === self
     }
 
     public override var hash: Int { ObjectIdentifier(self).hashValue }
