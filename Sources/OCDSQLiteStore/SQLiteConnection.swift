@@ -87,9 +87,13 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
     private var cache: [String: Statement] = [:]
-    /// The statement asked for last: a save runs one statement per row, and comparing its text (the same
-    /// string storage, or a short memcmp) costs less than hashing it for the cache.
-    private var recent: Statement?
+    /// The statements asked for last, in no order: a save runs one statement per row, and a small save a
+    /// handful in turn (BEGIN, the key maximum's read and write, the INSERT, COMMIT). Comparing their text
+    /// (the same string storage, or a length and a memcmp) costs less than hashing it for the cache: a few
+    /// hundred bytes of SipHash per statement was 5 % of a small save.
+    private var recents: [Statement] = []
+    private var nextRecent = 0
+    private static let recentLimit = 8
     private static let cacheLimit = 256
     /// Counts and records executed statements when set (tests and benchmarks).
     var log: SQLStatementLog?
@@ -143,30 +147,41 @@ final class SQLiteConnection {
 
     /// A prepared statement for `sql`, from the cache when it was prepared before; reset and unbound.
     func statement(_ sql: String) throws -> Statement {
-        if let recent, recent.sql == sql {
+        for recent in recents where recent.sql == sql {
             recent.reset()
             return recent
         }
         if let cached = cache[sql] {
             cached.reset()
-            recent = cached
+            remember(cached)
             return cached
         }
         // Statements whose text varies (IN lists, predicates) must not accumulate without bound.
         if cache.count >= Self.cacheLimit {
             for (text, statement) in cache where sqlite3_stmt_busy(statement.handle) == 0 {
-                if recent === statement { recent = nil }
+                recents.removeAll { $0 === statement }
                 sqlite3_finalize(statement.handle)
                 cache[text] = nil
             }
+            nextRecent = 0
         }
         var raw: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
         guard rc == SQLITE_OK, let raw else { throw error(rc, sql) }
         let statement = Statement(handle: raw, connection: self, sql: sql)
         cache[sql] = statement
-        recent = statement
+        remember(statement)
         return statement
+    }
+
+    /// Puts `statement` among the recent ones, in place of the oldest remembered once they are full.
+    private func remember(_ statement: Statement) {
+        if recents.count < Self.recentLimit {
+            recents.append(statement)
+        } else {
+            recents[nextRecent % recents.count] = statement
+            nextRecent = (nextRecent + 1) % Self.recentLimit
+        }
     }
 
     func setBusyTimeout(seconds: Double) {

@@ -1,7 +1,9 @@
 import Foundation
 import OCDGraph
+import OCDModel
 import OCDSQLiteStore
 import Testing
+import class OCDPredicate.NSPredicate
 
 /// The store's statement log: what tests count, and the time inside SQLite that the benchmark's split of a
 /// workload ("OCD in SQLite", "rest vs C") reads.
@@ -31,6 +33,32 @@ import Testing
         log.reset()
         #expect(log.statements.isEmpty)
         #expect(log.sqliteNanoseconds == 0)
+    }
+
+    /// The connection keeps up to 256 prepared statements, and a few recent ones beside them: statements
+    /// whose text varies (IN lists of every length here) are finalized when the cache fills, and a recent
+    /// one among them must then be forgotten too, while the statements in use stay usable.
+    @Test func statementsOfVaryingTextComeAndGoWhileTheRecentOnesStayUsable() throws {
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: TestModel.make(), url: folder.file())
+        for index in 0..<5 { stack.insert("Company", ["name": "Company \(index)"]) }
+        try stack.context.save()
+        let log = SQLStatementLog()
+        stack.sqliteStore.statementLog = log
+        defer { stack.sqliteStore.statementLog = nil }
+        let all = NSFetchRequest<NSManagedObject>(entityName: "Company")
+        for size in 1...300 {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Company")
+            let names = (0..<size - 1).map { "nobody \($0)" } + ["Company \(size % 5)"]
+            request.predicate = NSPredicate(format: "name IN %@", names)
+            #expect(try stack.context.count(for: request) == 1, "IN list of \(size)")
+            #expect(try stack.context.count(for: all) == 5)
+        }
+        // Each IN list was a statement of its own text.
+        #expect(Set(log.statements).count >= 300)
+        stack.insert("Company", ["name": "Company 5"])
+        try stack.context.save()
+        #expect(try stack.context.count(for: all) == 6)
     }
 
     @Test func aCountingLogRecordsStatementsAndMeasuresNoTime() throws {
