@@ -358,9 +358,7 @@ extension NSManagedObject {
             // Begun on the fast path (an attribute: no inverse to update, no old value kept), so no
             // pending change is made here either; an observer may have come since (Extras).
             fastPendingSlot = 0
-            if !status.contains(.awakingFromFetch) && !changeNeedsNothingFromContext {
-                managedObjectContext?.objectDidChange(self)
-            }
+            tellContextOfChange()
             if extras != nil {
                 notifyEndOfChange(key, kind: kind, objects: objects, slot: slot, change: PendingChange(oldObjects: nil, oldValue: nil, depth: 0))
             }
@@ -379,10 +377,16 @@ extension NSManagedObject {
                 updateInverse(inverse, of: relationship, slot: slot, oldObjects: change.oldObjects ?? [])
             }
         }
+        tellContextOfChange()
+        if extras != nil { notifyEndOfChange(key, kind: kind, objects: objects, slot: slot, change: change) }
+    }
+
+    /// Lists the object for the context's event, unless that would do nothing.
+    @inline(__always)
+    private func tellContextOfChange() {
         if !status.contains(.awakingFromFetch) && !changeNeedsNothingFromContext {
             managedObjectContext?.objectDidChange(self)
         }
-        if extras != nil { notifyEndOfChange(key, kind: kind, objects: objects, slot: slot, change: change) }
     }
 
     /// The end of a change for Swift Observation and key-value observers.

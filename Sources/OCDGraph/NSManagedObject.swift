@@ -806,7 +806,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         let comparesBits = !hasPrimitiveAccessors
         // Read once: read in the loop, each was retained and released per slot (a save visits every
         // slot of every changed object).
-        let layout = self.layout, kinds = layout.kinds, current = slots
+        let layout = self.layout, kinds = layout.kinds, values = slots
         for slot in layout.persistentSlots {
             switch kinds[slot] {
             case .toMany:
@@ -832,10 +832,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             case .attribute, .transientAttribute:
                 if comparesBits, let committedValues {
                     // The same bits in the slot and the committed row are the same value, with no copy out.
-                    if current.holdsSame(slot, as: committedValues) { continue }
+                    if values.holdsSame(slot, as: committedValues) { continue }
                     // Two integers with different bits differ: no values made to compare. (Equal bits prove
                     // nothing here: `holdsSame` compares an existential's bits only for nil.)
-                    let now = current.words(at: slot), then = committedValues.words(at: slot)
+                    let now = values.words(at: slot), then = committedValues.words(at: slot)
                     if now.type == SlotValues.int64Type, then.type == SlotValues.int64Type, now.value != then.value {
                         if !body(slot, layout.properties[slot].name, { SlotValues.number(now) ?? NSNull() }) { return }
                         continue

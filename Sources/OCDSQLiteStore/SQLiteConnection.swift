@@ -89,8 +89,8 @@ final class SQLiteConnection {
     private var cache: [String: Statement] = [:]
     /// The statements asked for last, in no order: a save runs one statement per row, and a small save a
     /// handful in turn (BEGIN, the key maximum's read and write, the INSERT, COMMIT). Comparing their text
-    /// (the same string storage, or a length and a memcmp) costs less than hashing it for the cache: a few
-    /// hundred bytes of SipHash per statement was 5 % of a small save.
+    /// (the same string storage, or a length and a memcmp) costs less than hashing it for the cache (the
+    /// lookup was 5 % of a small save's instructions with one recent statement, 3 % with eight).
     private var recents: [Statement] = []
     private var nextRecent = 0
     private static let recentLimit = 8
@@ -174,12 +174,12 @@ final class SQLiteConnection {
         return statement
     }
 
-    /// Puts `statement` among the recent ones, in place of the oldest remembered once they are full.
+    /// Puts `statement` among the recent ones, in turn in place of one of them once they are full.
     private func remember(_ statement: Statement) {
         if recents.count < Self.recentLimit {
             recents.append(statement)
         } else {
-            recents[nextRecent % recents.count] = statement
+            recents[nextRecent] = statement
             nextRecent = (nextRecent + 1) % Self.recentLimit
         }
     }

@@ -443,6 +443,23 @@ struct FlagTests {
         #expect(employee.count("awakeFromFetch") == 0)
     }
 
+    /// Managed objects are equal by identity, as NSObject's are on Apple platforms (Core Data does not
+    /// override isEqual:): not the same row's object in another context, nor its ID.
+    @Test func anObjectIsEqualOnlyToItself() throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let employee = stack.context.object(with: id)
+        let elsewhere = stack.newContext().object(with: id)
+        #expect(employee.isEqual(employee))
+        #expect(employee.isEqual(Optional<Any>.some(employee)))
+        #expect(employee.isEqual(AnyHashable(employee)))
+        #expect(!employee.isEqual(elsewhere))
+        #expect(!employee.isEqual(employee.objectID))
+        #expect(!employee.isEqual(nil))
+        #expect(!employee.isEqual(NSNull()))
+        #expect(Set([employee, elsewhere, employee]).count == 2)
+    }
+
     @Test func theDescriptionOfARealizedObjectShowsItsEntityIDAndValues() throws {
         let stack = try TestStack()
         let employee = stack.insert("Employee", ["name": "Ann"])
