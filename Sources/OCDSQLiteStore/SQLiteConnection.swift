@@ -564,27 +564,48 @@ final class Statement {
     }
 
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
-    /// The storage class of `column` in the current row (`SQLITE_INTEGER` …).
-    func type(_ column: Int32) -> Int32 { sqlite3_column_type(handle, column) }
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
-    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
-    func value(_ column: Int32) -> SQLValue {
-        switch sqlite3_column_type(handle, column) {
-        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
-        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
-        case SQLITE_TEXT: return .text(text(column))
-        case SQLITE_BLOB: return .blob(blob(column))
-        default: return .null
+    func value(_ column: Int32) -> SQLValue { self.column(column).value }
+    func text(_ column: Int32) -> String { self.column(column).text }
+    func blob(_ column: Int32) -> Data { self.column(column).blob }
+
+    /// The current row's `column`, to read its type and value through: each `sqlite3_column_*` call
+    /// enters and leaves the connection's API guard (about 40 instructions, as much as reading an
+    /// integer), so a type test and a read cost one guard this way instead of two. The value is
+    /// valid until the statement steps, resets or is finalized.
+    @inline(__always)
+    func column(_ column: Int32) -> Column { Column(handle: sqlite3_column_value(handle, column)) }
+
+    /// One column of the current row: an unprotected `sqlite3_value`, which SQLite's documentation
+    /// leaves to one thread at a time, as every statement of a connection is used here (under the
+    /// connection's holder).
+    struct Column {
+        let handle: OpaquePointer?
+
+        /// The storage class (`SQLITE_INTEGER` …).
+        var type: Int32 { sqlite3_value_type(handle) }
+        var isNull: Bool { type == SQLITE_NULL }
+        var int64: Int64 { sqlite3_value_int64(handle) }
+        var double: Double { sqlite3_value_double(handle) }
+        var text: String {
+            guard let pointer = sqlite3_value_text(handle) else { return "" }
+            return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(handle))), as: UTF8.self)
         }
-    }
-    func text(_ column: Int32) -> String {
-        guard let pointer = sqlite3_column_text(handle, column) else { return "" }
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
-    }
-    func blob(_ column: Int32) -> Data {
-        let count = Int(sqlite3_column_bytes(handle, column))
-        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return Data() }
-        return Data(bytes: pointer, count: count)
+        var blob: Data {
+            // The bytes after the pointer: asking for the pointer first converts a text value first.
+            guard let pointer = sqlite3_value_blob(handle) else { return Data() }
+            let count = Int(sqlite3_value_bytes(handle))
+            return count > 0 ? Data(bytes: pointer, count: count) : Data()
+        }
+        var value: SQLValue {
+            switch type {
+            case SQLITE_INTEGER: return .integer(int64)
+            case SQLITE_FLOAT: return .real(double)
+            case SQLITE_TEXT: return .text(text)
+            case SQLITE_BLOB: return .blob(blob)
+            default: return .null
+            }
+        }
     }
 }
 

@@ -304,11 +304,11 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// How one slot of an entity is read from a row selected with its table's read plan.
     private enum ReadStep {
-        /// An integer attribute: read without its description (no retain per value), an INTEGER column
-        /// value straight into its word.
-        case integer(slot: Int, position: Int32)
+        /// An integer attribute the plan holds in a word (at `offset`): read without its description (no
+        /// retain per value), an INTEGER column value straight into its word.
+        case integer(slot: Int, position: Int32, offset: Int)
         /// A double attribute, likewise.
-        case double(slot: Int, position: Int32)
+        case double(slot: Int, position: Int32, offset: Int)
         case attribute(slot: Int, position: Int32, attribute: NSAttributeDescription)
         case toOne(slot: Int, position: Int32, entityPosition: Int32?, relationship: NSRelationshipDescription)
     }
@@ -324,11 +324,12 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             switch mapping.storage[slot] {
             case .attribute(let column, let attribute):
                 guard let position = index[column] else { continue }
-                switch attribute.attributeType {
-                case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
-                    steps.append(.integer(slot: slot, position: position))
-                case .doubleAttributeType:
-                    steps.append(.double(slot: slot, position: position))
+                let offset = mapping.layout.slotPlan.wordOffset(ofNumberSlot: slot)
+                switch (attribute.attributeType, offset) {
+                case (.integer16AttributeType, let offset?), (.integer32AttributeType, let offset?), (.integer64AttributeType, let offset?):
+                    steps.append(.integer(slot: slot, position: position, offset: offset))
+                case (.doubleAttributeType, let offset?):
+                    steps.append(.double(slot: slot, position: position, offset: offset))
                 default:
                     steps.append(.attribute(slot: slot, position: position, attribute: attribute))
                 }
@@ -380,21 +381,25 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             // Written in place into a buffer laid out by the entity's plan: integers and doubles go
             // straight into their words, with no existential made.
             var values = SlotValues(plan: mapping.layout.slotPlan)
+            let numbers = values.freshNumbers()
             for step in steps {
                 switch step {
-                case .integer(let slot, let position):
+                case .integer(let slot, let position, let offset):
                     // One type test: the common INTEGER, else NULL, else what `decodeStored` makes of it.
-                    switch statement.type(position) {
-                    case SQLITE_INTEGER: values.setInteger(statement.int64(position), at: slot)
+                    let column = statement.column(position)
+                    switch column.type {
+                    case SQLITE_INTEGER: numbers.set(UInt64(bitPattern: column.int64), slot: slot, offset: offset)
                     case SQLITE_NULL: continue
-                    default: values.setInteger(ValueCoding.numeric(statement, position), at: slot)
+                    default: numbers.set(UInt64(bitPattern: ValueCoding.numeric(column)), slot: slot, offset: offset)
                     }
-                case .double(let slot, let position):
-                    if statement.isNull(position) { continue }
-                    values.setDouble(statement.double(position), at: slot)
+                case .double(let slot, let position, let offset):
+                    let column = statement.column(position)
+                    if column.isNull { continue }
+                    numbers.set(column.double.bitPattern, slot: slot, offset: offset)
                 case .attribute(let slot, let position, let attribute):
-                    if statement.isNull(position) { continue }
-                    values[slot] = ValueCoding.decodeStored(statement, position, attribute, store: store)
+                    let column = statement.column(position)
+                    if column.isNull { continue }
+                    values[slot] = ValueCoding.decodeStored(column, attribute, store: store)
                 case .toOne(let slot, let position, let entityPosition, let relationship):
                     guard !statement.isNull(position) else { continue }
                     var destination = relationship.destinationEntity

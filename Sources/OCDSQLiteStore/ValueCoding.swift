@@ -52,25 +52,30 @@ enum ValueCoding {
     /// (see `SlotValues`).
     /// `store`: the store whose file the statement reads, for values Core Data kept outside it.
     static func decodeStored(_ statement: Statement, _ column: Int32, _ attribute: NSAttributeDescription, store: SQLiteStore? = nil) -> Any? {
-        if statement.isNull(column) { return nil }
+        decodeStored(statement.column(column), attribute, store: store)
+    }
+
+    /// ``decodeStored(_:_:_:store:)`` of a column already in hand.
+    static func decodeStored(_ column: Statement.Column, _ attribute: NSAttributeDescription, store: SQLiteStore? = nil) -> Any? {
+        if column.isNull { return nil }
         switch attribute.attributeType {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
-            return numeric(statement, column)
+            return numeric(column)
         case .booleanAttributeType:
-            return numeric(statement, column) != 0
+            return numeric(column) != 0
         case .doubleAttributeType:
-            return statement.double(column)
+            return column.double
         case .floatAttributeType:
-            return NSNumber(value: Float(statement.double(column)))
+            return NSNumber(value: Float(column.double))
         case .decimalAttributeType:
-            switch statement.value(column) {
+            switch column.value {
             case .integer(let value): return Decimal(value)
             case .real(let value): return value.isFinite ? (Decimal(string: String(value)) ?? Decimal(value)) : Decimal.nan
             case .text(let text): return Decimal(string: text) ?? Decimal.nan
             default: return nil
             }
         case .stringAttributeType:
-            switch statement.value(column) {
+            switch column.value {
             case .text(let text): return text
             case .integer(let value): return String(value)
             case .real(let value): return String(value)
@@ -78,23 +83,23 @@ enum ValueCoding {
             case .null: return nil
             }
         case .dateAttributeType:
-            switch statement.value(column) {
+            switch column.value {
             case .integer(let value): return Date(timeIntervalSinceReferenceDate: Double(value))
             case .real(let value): return Date(timeIntervalSinceReferenceDate: value)
             case .text(let text): return Double(text).map(Date.init(timeIntervalSinceReferenceDate:))
             default: return nil
             }
         case .binaryDataAttributeType:
-            let data = statement.blob(column)
+            let data = column.blob
             return attribute.allowsExternalBinaryDataStorage && store?.legacyLayout != true ? ExternalStorage.value(of: data, in: store?.externalDataFolder) : data
         case .UUIDAttributeType:
-            let data = statement.blob(column)
+            let data = column.blob
             guard data.count == 16 else { return nil }
             return data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
         case .URIAttributeType:
-            return URL(string: statement.text(column))
+            return URL(string: column.text)
         case .transformableAttributeType:
-            let data = statement.blob(column)
+            let data = column.blob
             if attribute.allowsExternalBinaryDataStorage && store?.legacyLayout != true {
                 return ExternalStorage.value(of: data, in: store?.externalDataFolder).flatMap { untransform($0, attribute) }
             }
@@ -104,8 +109,8 @@ enum ValueCoding {
         }
     }
 
-    static func numeric(_ statement: Statement, _ column: Int32) -> Int64 {
-        switch statement.value(column) {
+    static func numeric(_ column: Statement.Column) -> Int64 {
+        switch column.value {
         case .integer(let value): return value
         case .real(let value): return clamped(value)
         case .text(let text): return Int64(text) ?? clamped(Double(text) ?? 0)

@@ -82,6 +82,15 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
         if buffer.plan.kind(of: slot) == .int64 { buffer.setRawNumber(UInt64(bitPattern: value), at: slot) } else { buffer.set(value, at: slot) }
     }
 
+    /// Where values just made by ``init(plan:)`` keep their numbers, to fill a row in: a call per value
+    /// through ``setInteger(_:at:)`` (a uniqueness test and two lookups in the plan) was a tenth of
+    /// reading a row. Valid while these values are alive and not copied; writes through the subscript
+    /// meanwhile are fine (the buffer is unique, so they write in place).
+    package mutating func freshNumbers() -> FreshNumbers {
+        precondition(isKnownUniquelyReferenced(&buffer), "freshNumbers() of shared values")
+        return buffer.withUnsafeMutablePointerToElements { FreshNumbers(words: $0) }
+    }
+
     /// Sets `slot`, which the plan holds as a `Double`, to `value` without making an existential.
     @inlinable
     public mutating func setDouble(_ value: Double, at slot: Int) {
@@ -259,6 +268,26 @@ public final class SlotPlan: @unchecked Sendable {
 
     @inlinable @inline(__always)
     func offset(of slot: Int) -> Int { Int(descriptors[slot] >> 2) }
+
+    /// Where number slot `slot` keeps its word, for ``FreshNumbers``; nil for a slot held as an
+    /// existential.
+    package func wordOffset(ofNumberSlot slot: Int) -> Int? { kind(of: slot) == .any ? nil : offset(of: slot) }
+}
+
+/// The numbers of values nothing has set yet (``SlotValues/freshNumbers()``): a number slot is set by
+/// writing its word, at the slot's ``SlotPlan/wordOffset(ofNumberSlot:)``, and marking its state plain.
+package struct FreshNumbers {
+    @usableFromInline let words: UnsafeMutablePointer<UInt64>
+
+    @inlinable init(words: UnsafeMutablePointer<UInt64>) { self.words = words }
+
+    /// Sets number slot `slot`, whose word is at `offset`, to `word` (an `Int64`'s or `Double`'s bits, as
+    /// the plan holds the slot). Only on a slot still nil: a boxed value there would not be released.
+    @inlinable @inline(__always)
+    package func set(_ word: UInt64, slot: Int, offset: Int) {
+        UnsafeMutableRawPointer(words).assumingMemoryBound(to: UInt8.self)[slot] = SlotBuffer.plainState
+        words[offset] = word
+    }
 }
 
 /// ``SlotValues`` read without a reference: valid only while whoever holds the values keeps them.
@@ -292,12 +321,11 @@ final class SlotBuffer: ManagedBuffer<SlotPlan, UInt64> {
     @usableFromInline
     static func make(_ plan: SlotPlan) -> SlotBuffer {
         let buffer = unsafeDowncast(SlotBuffer.create(minimumCapacity: plan.totalWords) { _ in plan }, to: SlotBuffer.self)
+        // All zero bits are every slot nil: the state bytes, the numbers' words, and each existential's
+        // (`Optional<Any>.none` is a null metadata word, which `words(_:)` reads as nil too). One fill
+        // rather than a store per slot.
         buffer.withUnsafeMutablePointerToElements { base in
-            UnsafeMutableRawPointer(base).initializeMemory(as: UInt8.self, repeating: 0, count: plan.stateWords * 8)
-            for slot in plan.numberSlots { (base + plan.offset(of: slot)).initialize(to: 0) }
-            for slot in plan.anySlots {
-                UnsafeMutableRawPointer(base + plan.offset(of: slot)).bindMemory(to: Any?.self, capacity: 1).initialize(to: nil)
-            }
+            UnsafeMutableRawPointer(base).initializeMemory(as: UInt8.self, repeating: 0, count: plan.totalWords * 8)
         }
         return buffer
     }
