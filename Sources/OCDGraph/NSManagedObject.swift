@@ -950,9 +950,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Identity, as on Apple platforms (predicates compare objects with their IDs through
     /// `PredicateObjectIdentity` instead).
     public override func isEqual(_ object: Any?) -> Bool {
-        // A class cast, not `as AnyObject?`: that one goes through the runtime's general bridging, and
-        // every collision in a `Set` of objects (a save's notifications build several) asks.
-        (object as? NSManagedObject) === self
+        // Not `as AnyObject?` nor `as?` out of the `Any?`: both go through the runtime's general cast,
+        // and every collision in a `Set` of objects (a save's notifications build several) asks.
+        ObjectCast.object(object, as: NSManagedObject.self) === self
     }
 
     public override var hash: Int { ObjectIdentifier(self).hashValue }

@@ -147,7 +147,11 @@ final class SQLiteConnection {
 
     /// A prepared statement for `sql`, from the cache when it was prepared before; reset and unbound.
     func statement(_ sql: String) throws -> Statement {
-        for recent in recents where recent.sql == sql {
+        // Lengths first: most recent texts differ in length, and comparing two strings that do not
+        // share storage goes through the standard library's general comparison (about 80
+        // instructions; a save's delete passed seven recent statements before its own).
+        let length = sql.utf8.count
+        for recent in recents where recent.sqlLength == length && recent.sql == sql {
             recent.reset()
             return recent
         }
@@ -502,11 +506,15 @@ final class Statement {
     /// `step()` reads it per row.
     unowned(unsafe) let connection: SQLiteConnection
     let sql: String
+    /// The text's length in UTF-8 bytes, which the connection's look among its recent statements
+    /// compares before the text.
+    let sqlLength: Int
 
     init(handle: OpaquePointer, connection: SQLiteConnection, sql: String) {
         self.handle = handle
         self.connection = connection
         self.sql = sql
+        sqlLength = sql.utf8.count
     }
 
     func reset() {

@@ -85,7 +85,9 @@ final class EntityMapping {
     let layout: EntityLayout
     let number: Int
     let table: RootTable
-    var storage: [SlotStorage]
+    /// Written while the schema is built, read only afterwards: unchecked, as the runtime's access
+    /// check was most of looking for join tables per deleted row.
+    @exclusivity(unchecked) var storage: [SlotStorage]
     /// This entity's number and those of all its subentities (`Z_ENT IN (…)`).
     var numbersWithSubentities: [Int] = []
     /// The entity numbers a fetch of this entity's rows may meet: its own, with its subentities' or not.

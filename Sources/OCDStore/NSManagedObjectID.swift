@@ -116,7 +116,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     }
 
     public override func isEqual(_ object: Any?) -> Bool {
-        guard let other = object as? NSManagedObjectID else { return false }
+        guard let other = ObjectCast.object(object, as: NSManagedObjectID.self) else { return false }
         return self == other
     }
 

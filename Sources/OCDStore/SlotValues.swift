@@ -348,17 +348,18 @@ final class SlotBuffer: ManagedBuffer<SlotPlan, UInt64> {
         let copy = unsafeDowncast(SlotBuffer.create(minimumCapacity: plan.totalWords) { _ in plan }, to: SlotBuffer.self)
         withUnsafeMutablePointerToElements { source in
             copy.withUnsafeMutablePointerToElements { target in
-                UnsafeMutableRawPointer(target).initializeMemory(as: UInt8.self, from: UnsafeRawPointer(source).assumingMemoryBound(to: UInt8.self), count: plan.stateWords * 8)
+                // Every word as bits in one move (the states, the numbers, and a nil existential's
+                // bits), then a reference of its own for each slot that holds one: a new object's first
+                // write copies the entity's shared nil values, and a store per slot was most of it.
+                UnsafeMutableRawPointer(target).copyMemory(from: UnsafeRawPointer(source), byteCount: plan.totalWords * 8)
                 let states = UnsafeMutableRawPointer(source).assumingMemoryBound(to: UInt8.self)
-                for slot in plan.numberSlots {
-                    let offset = plan.offset(of: slot)
-                    (target + offset).initialize(to: source[offset])
-                    if states[slot] == Self.boxedState {
-                        _ = Unmanaged<SlotBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(source[offset]))!).retain()
-                    }
+                for slot in plan.numberSlots where states[slot] == Self.boxedState {
+                    _ = Unmanaged<SlotBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(source[plan.offset(of: slot)]))!).retain()
                 }
                 for slot in plan.anySlots {
                     let offset = plan.offset(of: slot)
+                    // A nil is all zero bits, copied already; anything else is copied as a value.
+                    guard source[offset + 3] != 0 else { continue }
                     UnsafeMutableRawPointer(target + offset).bindMemory(to: Any?.self, capacity: 1).initialize(to: Self.existential(source, offset).pointee)
                 }
             }

@@ -458,6 +458,33 @@ struct FlagTests {
         #expect(!employee.isEqual(nil))
         #expect(!employee.isEqual(NSNull()))
         #expect(Set([employee, elsewhere, employee]).count == 2)
+        // Typed NSObject, as corelibs' `==` passes it (isEqual reads the reference without the runtime's cast).
+        #expect(employee.isEqual(employee as NSObject))
+        #expect(!employee.isEqual(elsewhere as NSObject))
+        #expect(!employee.isEqual(employee.objectID as NSObject))
+        #expect((employee as NSObject) == (employee as NSObject))
+        #expect((employee as NSObject) != (elsewhere as NSObject))
+    }
+
+    /// IDs are equal by value, whatever static type the other one comes in (`isEqual(_:)` takes it
+    /// without the runtime's cast when it is typed `NSManagedObjectID` or `NSObject`).
+    @Test func anIDIsEqualToAnotherInstanceOfTheSameIDOnly() throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        let other = try stack.seed("Employee", ["name": "Bob"])
+        let coordinator = try #require(stack.context.persistentStoreCoordinator)
+        let again = try #require(coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation()))
+        try #require(again !== id)
+        #expect(id.isEqual(again))
+        #expect(id.isEqual(again as NSObject))
+        #expect(id.isEqual(Optional<Any>.some(again)))
+        #expect(id.isEqual(AnyHashable(again)))
+        #expect(!id.isEqual(other))
+        #expect(!id.isEqual(other as NSObject))
+        #expect(!id.isEqual(stack.context.object(with: id) as NSObject))
+        #expect(!id.isEqual(NSString(string: "x") as NSObject))
+        #expect(!id.isEqual(nil))
+        #expect(Set([id, again, other]).count == 2)
     }
 
     @Test func theDescriptionOfARealizedObjectShowsItsEntityIDAndValues() throws {

@@ -108,6 +108,29 @@ import OCDStore
         #expect(Tracked.alive == 0, "a buffer releases its values when it goes")
     }
 
+    /// A copy takes every word as bits, then its own reference to what a slot holds: a slot set back to
+    /// nil (its words may still hold the old value's bits) is nil in the copy and releases nothing twice.
+    @Test func aSlotSetBackToNilIsNilInACopy() {
+        Tracked.alive = 0
+        do {
+            var original = SlotValues(plan: Self.plan)
+            original[4] = Tracked()
+            original[0] = Tracked()
+            original[4] = nil
+            original[0] = nil
+            original[1] = Int64(7)
+            #expect(Tracked.alive == 0)
+            var copy = original
+            copy[2] = 1.5
+            #expect(copy.isNil(4) && copy.isNil(0) && original.isNil(4) && original.isNil(0))
+            #expect(SlotValues.unboxedInteger(copy.stored(1)) == 7 && original.isNil(2))
+            copy[4] = Tracked()
+            original[4] = Tracked()
+            #expect(Tracked.alive == 2)
+        }
+        #expect(Tracked.alive == 0)
+    }
+
     @Test func copyingASlotWorksAcrossPlans() {
         var typed = SlotValues(plan: Self.plan)
         typed[0] = Int64(11)

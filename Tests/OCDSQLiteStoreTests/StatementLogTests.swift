@@ -61,6 +61,28 @@ import class OCDPredicate.NSPredicate
         #expect(try stack.context.count(for: all) == 6)
     }
 
+    /// The connection's recent statements are told apart by their length first, then their text: two
+    /// texts of one length (counts of ZCOMPANY and ZPROJECT) each keep their own statement.
+    @Test func recentStatementsOfTheSameLengthAreToldApartByTheirText() throws {
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: TestModel.make(), url: folder.file())
+        for index in 0..<3 { stack.insert("Company", ["name": "Company \(index)"]) }
+        stack.insert("Project", ["title": "Apollo"])
+        try stack.context.save()
+        let log = SQLStatementLog()
+        stack.sqliteStore.statementLog = log
+        defer { stack.sqliteStore.statementLog = nil }
+        let companies = NSFetchRequest<NSManagedObject>(entityName: "Company")
+        let projects = NSFetchRequest<NSManagedObject>(entityName: "Project")
+        for _ in 0..<5 {
+            #expect(try stack.context.count(for: companies) == 3)
+            #expect(try stack.context.count(for: projects) == 1)
+        }
+        let texts = Set(log.statements)
+        #expect(texts.count == 2)
+        #expect(Set(texts.map(\.utf8.count)).count == 1, "the two counts' texts should be of one length: \(texts)")
+    }
+
     @Test func aCountingLogRecordsStatementsAndMeasuresNoTime() throws {
         let log = SQLStatementLog()
         _ = try tenSaves(logging: log)
