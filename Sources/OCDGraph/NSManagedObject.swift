@@ -955,7 +955,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         ObjectCast.object(object, as: NSManagedObject.self) === self
     }
 
-    public override var hash: Int { ObjectIdentifier(self).hashValue }
+    /// The address, as `NSObject`'s on Apple platforms: a `Set` or `Dictionary` mixes it with its own
+    /// hasher, so hashing it here first only did the work twice (a save's notifications build sets
+    /// of every saved object).
+    public override var hash: Int { Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self))) }
 
     open override var description: String {
         let address = "0x" + String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)

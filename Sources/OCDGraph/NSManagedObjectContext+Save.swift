@@ -119,9 +119,11 @@ extension NSManagedObjectContext {
     /// it in hash order: at 100,000 objects most of their memory is out of the cache. Objects made or
     /// fetched together lie together, so this is mostly their order of insertion or fetching too.
     static func inAddressOrder(_ objects: [ObjectIdentifier: NSManagedObject]) -> [NSManagedObject] {
-        var array = Array(objects.values)
-        array.sort { ObjectIdentifier($0) < ObjectIdentifier($1) }
-        return array
+        // The keys are the addresses: sorted as plain words, then turned back into the objects the
+        // dictionary keeps alive.
+        assert(objects.allSatisfy { $0.key == ObjectIdentifier($0.value) }, "a changed object listed under another key")
+        let addresses = AddressSort.sorted(objects.keys.map { UInt(bitPattern: $0) })
+        return addresses.map { Unmanaged<NSManagedObject>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).takeUnretainedValue() }
     }
 
     /// How many times `save()` asks the stores to check its changes: the first try, one resolution of

@@ -71,6 +71,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// context (decision D24).
     let backreference = Backreference()
     @exclusivity(unchecked) private var eventEndScheduled = false
+    /// The context's changed objects, each under its own `ObjectIdentifier` (`inAddressOrder` reads the
+    /// objects back from the keys).
     @exclusivity(unchecked) var inserted: [ObjectIdentifier: NSManagedObject] = [:]
     /// The stores `assign(_:to:)` chose for inserted objects not yet given permanent IDs. Every object
     /// here is in `inserted` (which holds it), and leaves both together.

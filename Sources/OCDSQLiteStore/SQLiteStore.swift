@@ -1016,7 +1016,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// Removes a deleted object's rows from the join tables of its entity's relationships.
     private func deleteJoinRows(of pk: Int64, _ mapping: EntityMapping, _ connection: SQLiteConnection) throws {
-        for case .toManyByJoin(_, let table, let forward) in mapping.storage {
+        for (table, forward) in mapping.joinTables {
             try connection.run("DELETE FROM \(table.name) WHERE \(forward ? table.sourceColumn : table.destinationColumn) = ?", [.integer(pk)])
         }
     }

@@ -87,7 +87,14 @@ final class EntityMapping {
     let table: RootTable
     /// Written while the schema is built, read only afterwards: unchecked, as the runtime's access
     /// check was most of looking for join tables per deleted row.
-    @exclusivity(unchecked) var storage: [SlotStorage]
+    @exclusivity(unchecked) var storage: [SlotStorage] {
+        didSet {
+            joinTables = storage.compactMap { if case .toManyByJoin(_, let table, let forward) = $0 { (table, forward) } else { nil } }
+        }
+    }
+    /// The join tables of ``storage``'s many-to-many relationships, with the side this entity is: a
+    /// deleted row's join rows are found without a look through every slot.
+    @exclusivity(unchecked) private(set) var joinTables: [(table: JoinTable, forward: Bool)] = []
     /// This entity's number and those of all its subentities (`Z_ENT IN (…)`).
     var numbersWithSubentities: [Int] = []
     /// The entity numbers a fetch of this entity's rows may meet: its own, with its subentities' or not.
