@@ -99,17 +99,9 @@ extension NSManagedObjectContext {
             object.managedObjectContext = nil
         }
         // didSave may change objects; those changes are the next save's.
-        // Filled by subscript rather than a literal: the literal's table is sized to its three keys, and
-        // each collision there is an `AnyHashable` comparison (a generic unboxing), half its time.
-        var savedObjects = [AnyHashable: Any](minimumCapacity: 4)
-        savedObjects[PostedKey.inserted] = Set(insertedNow)
-        savedObjects[PostedKey.updated] = Set(updatedNow)
-        savedObjects[PostedKey.deleted] = Set(deletedNow)
+        let savedObjects = UserInfoTemplate.savedObjects.filled(Set(insertedNow), Set(updatedNow), Set(deletedNow))
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: savedObjects)
-        var savedIDs = [AnyHashable: Any](minimumCapacity: 4)
-        savedIDs[PostedKey.insertedIDs] = Set(insertedNow.map(\.objectID))
-        savedIDs[PostedKey.updatedIDs] = Set(updatedNow.map(\.objectID))
-        savedIDs[PostedKey.deletedIDs] = Set(deletedNow.map(\.objectID))
+        let savedIDs = UserInfoTemplate.savedObjectIDs.filled(Set(insertedNow.map(\.objectID)), Set(updatedNow.map(\.objectID)), Set(deletedNow.map(\.objectID)))
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSaveObjectIDs, object: self, userInfo: savedIDs)
     }
 

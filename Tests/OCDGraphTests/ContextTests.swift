@@ -306,6 +306,15 @@ struct SaveTests {
         #expect(ids[NSUpdatedObjectIDsKey] as? Set<NSManagedObjectID> == [updated.objectID])
         #expect(ids[NSDeletedObjectIDsKey] as? Set<NSManagedObjectID> == [deletedID])
         #expect(!inserted.objectID.isTemporaryID)
+        #expect(objects.count == 3 && ids.count == 3)
+        // Each post has a userInfo of its own: the next save's does not show through this one's.
+        let later = stack.insert("Employee", ["name": "Later"])
+        try stack.context.save()
+        let next = try #require(recorder.named(.NSManagedObjectContextDidSave).last?.userInfo)
+        #expect(next[NSInsertedObjectsKey] as? Set<NSManagedObject> == [later])
+        #expect(next[NSDeletedObjectsKey] as? Set<NSManagedObject> == [])
+        #expect(objects[NSInsertedObjectsKey] as? Set<NSManagedObject> == [inserted])
+        #expect(objects[NSDeletedObjectsKey] as? Set<NSManagedObject> == [deleted])
     }
 
     @Test func aFailedSaveLeavesTheStoreAndTheContextsChangesAsTheyWere() throws {
