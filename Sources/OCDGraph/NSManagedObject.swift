@@ -228,12 +228,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// without primitive accessors, not yet recorded in this event: the old value is read only when the
     /// snapshot no longer holds it.
     func recordEventStartValue(slot: Int) {
-        guard let start = eventStartValues else {
+        // Compared without references of their own: the object keeps both values meanwhile.
+        guard let start = eventStartValues?.unretained else {
             eventStartValues = slots
             eventAttributeMask |= 1 << UInt32(slot)
             return
         }
-        if start.holdsSame(slot, as: slots) {
+        if start.holdsSame(slot, as: slots.unretained) {
             eventAttributeMask |= 1 << UInt32(slot)
         } else {
             recordEventOldValue(slots.stored(slot), slot: slot)

@@ -13,11 +13,12 @@ public final class EntityLayout: @unchecked Sendable {
     public let properties: [NSPropertyDescription]
     /// Slot index by property name.
     public let slotByName: [String: Int]
-    private let slotIndex: NameIndex
+    @usableFromInline let slotIndex: NameIndex
 
     /// The slot of the property `name`, or nil: ``slotByName`` without hashing the name (every
-    /// `value(forKey:)` and `setValue(_:forKey:)` looks its key up several times).
-    @inline(__always)
+    /// `value(forKey:)` and `setValue(_:forKey:)` looks its key up several times). Inlined where it is
+    /// asked: a typed property's setter asks three times.
+    @inlinable @inline(__always)
     public func slot(named name: String) -> Int? {
         slotIndex.slot(named: name) ?? slotByName[name]
     }
@@ -138,10 +139,11 @@ public struct StoreRow: @unchecked Sendable {
 /// bits still mean the same string. Whatever the table misses (the same name stored elsewhere, a
 /// representation it did not expect, an unknown key) is looked up by hashing, so a miss costs speed,
 /// never correctness.
+@usableFromInline
 struct NameIndex: @unchecked Sendable {
-    private var keys: [(UInt64, UInt64)]
-    private var slots: [Int]
-    private let mask: Int
+    @usableFromInline var keys: [(UInt64, UInt64)]
+    @usableFromInline var slots: [Int]
+    @usableFromInline let mask: Int
     /// The strings whose bits are the keys, kept so that their storage is never reused.
     private let names: [String]
 
@@ -167,8 +169,8 @@ struct NameIndex: @unchecked Sendable {
         self.names = names
     }
 
-    @inline(__always)
-    private static func bits(_ string: String) -> (UInt64, UInt64) {
+    @inlinable @inline(__always)
+    static func bits(_ string: String) -> (UInt64, UInt64) {
         #if _pointerBitWidth(_64)
         unsafeBitCast(string, to: (UInt64, UInt64).self)
         #else
@@ -176,12 +178,12 @@ struct NameIndex: @unchecked Sendable {
         #endif
     }
 
-    @inline(__always)
-    private static func start(_ bits: (UInt64, UInt64), _ mask: Int) -> Int {
+    @inlinable @inline(__always)
+    static func start(_ bits: (UInt64, UInt64), _ mask: Int) -> Int {
         Int(truncatingIfNeeded: ((bits.0 &* 0x9E37_79B9_7F4A_7C15) ^ (bits.1 &* 0xC2B2_AE3D_27D4_EB4F)) >> 40) & mask
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     func slot(named name: String) -> Int? {
         #if _pointerBitWidth(_64)
         let bits = Self.bits(name)

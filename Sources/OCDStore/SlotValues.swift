@@ -55,14 +55,7 @@ public struct SlotValues: RandomAccessCollection, MutableCollection, @unchecked 
     /// be equal values). True at once for two copies of one buffer.
     @inlinable
     public func holdsSame(_ slot: Int, as other: SlotValues) -> Bool {
-        if buffer === other.buffer { return true }
-        // Number slots: the same state and word (plain bits, or the same box). An existential's bits are
-        // compared only for nil: its other words matter for a value larger than one (a String, a UUID).
-        guard let mine = buffer.rawSlot(at: slot), let theirs = other.buffer.rawSlot(at: slot) else {
-            return isNil(slot) && other.isNil(slot)
-        }
-        // The same bits mean the same value only for the same kind of number (plans of one entity agree).
-        return mine == theirs && (buffer.plan === other.buffer.plan || buffer.plan.kind(of: slot) == other.buffer.plan.kind(of: slot))
+        SlotBuffer.holdSame(slot, buffer, other.buffer)
     }
 
     /// Sets `slot` to the value `other` holds in `slot` (the same entity's values), as held.
@@ -302,6 +295,15 @@ public struct UnretainedSlotValues {
     public func words(at slot: Int) -> (value: UInt64, type: UnsafeRawPointer?) {
         buffer._withUnsafeGuaranteedRef { $0.words(at: slot) }
     }
+
+    /// ``SlotValues/holdsSame(_:as:)``, with no reference taken to either (a changed attribute's setter
+    /// asks it of the object's values and its event's start values).
+    @inlinable @inline(__always)
+    public func holdsSame(_ slot: Int, as other: UnretainedSlotValues) -> Bool {
+        buffer._withUnsafeGuaranteedRef { mine in
+            other.buffer._withUnsafeGuaranteedRef { theirs in SlotBuffer.holdSame(slot, mine, theirs) }
+        }
+    }
 }
 
 /// The storage of a ``SlotValues``: a header (the plan) and a tail of words. The tail starts with one
@@ -317,6 +319,19 @@ final class SlotBuffer: ManagedBuffer<SlotPlan, UInt64> {
     @usableFromInline static let nilState: UInt8 = 0
     @usableFromInline static let plainState: UInt8 = 1
     @usableFromInline static let boxedState: UInt8 = 2
+
+    /// Whether `slot` holds the same bits in both buffers (``SlotValues/holdsSame(_:as:)``).
+    @inlinable
+    static func holdSame(_ slot: Int, _ first: SlotBuffer, _ second: SlotBuffer) -> Bool {
+        if first === second { return true }
+        // Number slots: the same state and word (plain bits, or the same box). An existential's bits are
+        // compared only for nil: its other words matter for a value larger than one (a String, a UUID).
+        guard let mine = first.rawSlot(at: slot), let theirs = second.rawSlot(at: slot) else {
+            return first.isNil(at: slot) && second.isNil(at: slot)
+        }
+        // The same bits mean the same value only for the same kind of number (plans of one entity agree).
+        return mine == theirs && (first.plan === second.plan || first.plan.kind(of: slot) == second.plan.kind(of: slot))
+    }
 
     @usableFromInline
     static func make(_ plan: SlotPlan) -> SlotBuffer {
