@@ -90,7 +90,7 @@ extension NSManagedObject {
         }
     }
 
-    var addressString: String { "0x" + String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16) }
+    var addressString: String { "0x" + String(UInt(bitPattern: ObjectIdentifier(self)), radix: 16) }
 
     // MARK: Primitive values
 

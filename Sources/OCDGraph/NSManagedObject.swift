@@ -1,9 +1,9 @@
 import Foundation
+import CSwiftRuntime
 import Observation
 import OCDModel
 import OCDPredicate
 import OCDStore
-import Synchronization
 import class OCDPredicate.NSPredicate
 import class OCDPredicate.NSExpression
 
@@ -962,7 +962,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     public override var hash: Int { Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self))) }
 
     open override var description: String {
-        let address = "0x" + String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
+        let address = "0x" + String(UInt(bitPattern: ObjectIdentifier(self)), radix: 16)
         let data: String
         if status.contains(.fault) {
             data = "<fault>"
@@ -1008,36 +1008,15 @@ enum FaultCreation {
         let context: NSManagedObjectContext?
     }
 
-    /// The thread-specific key, plus one (0 until made): an atomic with a constant start, read with a
-    /// plain load, where a lazy global ran `swift_once` on each of the four reads per fetched object.
-    private static let keyPlusOne = Atomic<UInt>(0)
-
-    private static var key: pthread_key_t {
-        @inline(__always) get {
-            let stored = keyPlusOne.load(ordering: .acquiring)
-            return stored != 0 ? pthread_key_t(truncatingIfNeeded: stored - 1) : makeKey()
-        }
-    }
-
-    @inline(never)
-    private static func makeKey() -> pthread_key_t {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        let (exchanged, current) = keyPlusOne.compareExchange(expected: 0, desired: UInt(key) + 1, ordering: .acquiringAndReleasing)
-        if exchanged { return key }
-        // Another thread made one first: use its key.
-        pthread_key_delete(key)
-        return pthread_key_t(truncatingIfNeeded: current - 1)
-    }
-
     static func creating(_ objectID: NSManagedObjectID, of type: NSManagedObject.Type,
                          _ body: () -> NSManagedObject) -> (NSManagedObject, Taker?) {
-        let previous = pthread_getspecific(key)
+        // A C thread-local (CSwiftRuntime), not a pthread key: three calls per fetched object.
+        let previous = ocd_pending_fault()
         var pending = Pending(objectID: .passUnretained(objectID), type: ObjectIdentifier(type))
-        defer { pthread_setspecific(key, previous) }
+        defer { ocd_set_pending_fault(previous) }
         let object = withExtendedLifetime(objectID) {
             withUnsafeMutablePointer(to: &pending) { pointer in
-                pthread_setspecific(key, pointer)
+                ocd_set_pending_fault(pointer)
                 return body()
             }
         }
@@ -1048,11 +1027,11 @@ enum FaultCreation {
     /// The pending fault if the object being initialized is that fault (of its class and entity),
     /// cleared for the rest of its creation.
     static func take(for type: NSManagedObject.Type, entity: NSEntityDescription) -> UnsafeMutablePointer<Pending>? {
-        guard let raw = pthread_getspecific(key) else { return nil }
+        guard let raw = ocd_pending_fault() else { return nil }
         let pending = raw.assumingMemoryBound(to: Pending.self)
         guard pending.pointee.type == ObjectIdentifier(type),
               pending.pointee.objectID.takeUnretainedValue().entity === entity else { return nil }
-        pthread_setspecific(key, nil)
+        ocd_set_pending_fault(nil)
         return pending
     }
 

@@ -495,6 +495,10 @@ struct FlagTests {
         #expect(text.contains(employee.objectID.uriRepresentation().absoluteString))
         #expect(text.contains("name = \"Ann\";"))
         #expect(text.contains("email = nil;"))
+        // The address, as on Apple platforms, and the same number as `hash`.
+        let address = UInt(bitPattern: ObjectIdentifier(employee))
+        #expect(text.contains("0x" + String(address, radix: 16)))
+        #expect(employee.hash == Int(bitPattern: address))
     }
 }
 

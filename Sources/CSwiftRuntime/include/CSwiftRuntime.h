@@ -35,6 +35,12 @@ void *_Nullable ocd_library_function(const char *_Nonnull suffix, const char *_N
 const void *_Nullable ocd_cf_number_create(const void *_Nullable allocator, long type, const void *_Nonnull value)
     __asm__("CFNumberCreate");
 
+/// The calling thread's pending fault record (FaultCreation in OCDGraph), NULL when none is set.
+void *_Nullable ocd_pending_fault(void);
+
+/// Sets the calling thread's pending fault record.
+void ocd_set_pending_fault(void *_Nullable pending);
+
 /// Calls `function`, a Swift-convention function of no arguments returning a pointer.
 static inline void *_Nullable ocd_call_pointer_function(void *_Nonnull function) {
 #if defined(__clang__)
