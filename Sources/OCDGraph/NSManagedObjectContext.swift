@@ -31,7 +31,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     public let concurrencyType: ConcurrencyType
     /// The coordinator the context saves through and fetches from.
-    public var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
+    // Unchecked, as the context's other state: read on every insert and fetch, where the runtime's
+    // access check was about 70 instructions.
+    @exclusivity(unchecked) public var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
         didSet { modelLookups = ModelLookups() }
     }
     /// A name for debugging.
