@@ -152,8 +152,9 @@ struct DictionarySQL {
                      schema: StoreSchema, store: SQLiteStore) -> [Any?] {
         var result = [Any?](repeating: nil, count: columns.count)
         var entityByColumn: [Int: NSEntityDescription] = [:]
-        for (position, _) in entityColumns where !statement.isNull(position) {
-            if let exact = schema.byNumber[Int(statement.int64(position))]?.entity {
+        for (position, _) in entityColumns {
+            let number = statement.column(position)
+            if !number.isNull, let exact = schema.byNumber[Int(number.int64)]?.entity {
                 // e<index>: the index of the object column it belongs to.
                 let name = String(cString: sqlite3_column_name_shim(statement, position))
                 if let index = Int(name.dropFirst()) { entityByColumn[index] = exact }
@@ -161,18 +162,21 @@ struct DictionarySQL {
         }
         for (index, column) in columns.enumerated() {
             let position = Int32(index)
-            if statement.isNull(position) { continue }
+            // One read of the column for its null test and its value (each `sqlite3_column_*` call
+            // enters SQLite's API guard).
+            let value = statement.column(position)
+            if value.isNull { continue }
             switch column.reader {
             case .attribute(let attribute):
-                result[index] = ValueCoding.decode(statement, position, attribute, store: store)
+                result[index] = ValueCoding.decode(value, attribute, store: store)
             case .object(let entity, _):
                 if let entity = entityByColumn[index] ?? entity {
-                    result[index] = store.objectID(for: entity, primaryKey: statement.int64(position))
+                    result[index] = store.objectID(for: entity, primaryKey: value.int64)
                 }
             case .typed(let type):
                 switch type {
                 case .undefinedAttributeType:
-                    switch statement.value(position) {
+                    switch value.value {
                     case .integer(let v): result[index] = NSNumber(value: v)
                     case .real(let v): result[index] = NSNumber(value: v)
                     case .text(let v): result[index] = v
@@ -184,7 +188,7 @@ struct DictionarySQL {
                 default:
                     let attribute = NSAttributeDescription()
                     attribute.attributeType = type
-                    result[index] = ValueCoding.decode(statement, position, attribute)
+                    result[index] = ValueCoding.decode(value, attribute)
                 }
             }
         }

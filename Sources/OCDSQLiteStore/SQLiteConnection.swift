@@ -470,18 +470,9 @@ enum SQLValue: Equatable {
     case text(String)
     case blob(Data)
 
+    /// The value of an `sqlite3_value` (a function's argument), as a row's column reads it.
     init(_ value: OpaquePointer?) {
-        switch sqlite3_value_type(value) {
-        case SQLITE_INTEGER: self = .integer(sqlite3_value_int64(value))
-        case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
-        case SQLITE_TEXT:
-            let bytes = UnsafeBufferPointer(start: sqlite3_value_text(value), count: Int(sqlite3_value_bytes(value)))
-            self = .text(String(decoding: bytes, as: UTF8.self))
-        case SQLITE_BLOB:
-            let count = Int(sqlite3_value_bytes(value))
-            if count == 0 { self = .blob(Data()) } else { self = .blob(Data(bytes: sqlite3_value_blob(value)!, count: count)) }
-        default: self = .null
-        }
+        self = Statement.Column(handle: value).value
     }
 
     fileprivate func result(_ context: OpaquePointer?) {
@@ -573,7 +564,6 @@ final class Statement {
         throw failure
     }
 
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
     func value(_ column: Int32) -> SQLValue { self.column(column).value }
     func text(_ column: Int32) -> String { self.column(column).text }

@@ -401,14 +401,15 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     if column.isNull { continue }
                     values[slot] = ValueCoding.decodeStored(column, attribute, store: store)
                 case .toOne(let slot, let position, let entityPosition, let relationship):
-                    guard !statement.isNull(position) else { continue }
+                    let key = statement.column(position)
+                    guard !key.isNull else { continue }
                     var destination = relationship.destinationEntity
-                    if let entityPosition, !statement.isNull(entityPosition),
-                       let exact = schema.byNumber[Int(statement.int64(entityPosition))] {
-                        destination = exact.entity
+                    if let entityPosition {
+                        let number = statement.column(entityPosition)
+                        if !number.isNull, let exact = schema.byNumber[Int(number.int64)] { destination = exact.entity }
                     }
                     if let destination {
-                        values[slot] = store.objectID(for: destination, primaryKey: statement.int64(position))
+                        values[slot] = store.objectID(for: destination, primaryKey: key.int64)
                     }
                 }
             }

@@ -44,18 +44,13 @@ enum ValueCoding {
     }
 
     /// The value of `column` as a caller outside the store expects it (numbers as `NSNumber`s).
-    static func decode(_ statement: Statement, _ column: Int32, _ attribute: NSAttributeDescription, store: SQLiteStore? = nil) -> Any? {
-        SlotValues.boxed(decodeStored(statement, column, attribute, store: store))
+    static func decode(_ column: Statement.Column, _ attribute: NSAttributeDescription, store: SQLiteStore? = nil) -> Any? {
+        SlotValues.boxed(decodeStored(column, attribute, store: store))
     }
 
     /// The value of `column` as a row holds it: an integer, double or boolean attribute's value unboxed
     /// (see `SlotValues`).
     /// `store`: the store whose file the statement reads, for values Core Data kept outside it.
-    static func decodeStored(_ statement: Statement, _ column: Int32, _ attribute: NSAttributeDescription, store: SQLiteStore? = nil) -> Any? {
-        decodeStored(statement.column(column), attribute, store: store)
-    }
-
-    /// ``decodeStored(_:_:_:store:)`` of a column already in hand.
     static func decodeStored(_ column: Statement.Column, _ attribute: NSAttributeDescription, store: SQLiteStore? = nil) -> Any? {
         if column.isNull { return nil }
         switch attribute.attributeType {
