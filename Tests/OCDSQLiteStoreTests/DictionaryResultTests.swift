@@ -142,4 +142,40 @@ import class OCDPredicate.NSSortDescriptor
             #expect(enumerated.sorted() == ["age", "name"])
         }
     }
+
+    /// A to-one whose destination has subentities is read with its row's entity number column: the
+    /// related object's ID, in a dictionary as in an object, names the exact entity (a Manager, not the
+    /// Employee the relationship declares), and a NULL key leaves no entry (dictionary) or nil (object).
+    @Test func toOneKeysNameTheExactEntityOfTheirDestination() throws {
+        let folder = TemporaryFolder()
+        let sqlite = try SQLiteStack(model: TestModel.make(), url: folder.file())
+        try withExtendedLifetime(sqlite.context) {
+            let employee = sqlite.insert("Employee", ["name": "Ann"])
+            let manager = sqlite.insert("Manager", ["name": "Cy"])
+            sqlite.insert("Task", ["title": "a", "owner": employee])
+            sqlite.insert("Task", ["title": "b", "owner": manager])
+            sqlite.insert("Task", ["title": "c"])
+            try sqlite.context.save()
+            let ids = (employee: employee.objectID, manager: manager.objectID)
+            sqlite.context.reset()
+
+            let request = NSFetchRequest<NSDictionary>(entityName: "Task")
+            request.resultType = .dictionaryResultType
+            request.propertiesToFetch = ["title", "owner"]
+            request.sortDescriptors = [NSSortDescriptor(key: "title", ascending: true)]
+            let rows = try sqlite.context.fetch(request)
+            #expect(rows.map { $0["title"] as? String } == ["a", "b", "c"])
+            #expect((rows[0]["owner"] as? NSManagedObjectID) == ids.employee)
+            #expect((rows[1]["owner"] as? NSManagedObjectID) == ids.manager)
+            #expect((rows[1]["owner"] as? NSManagedObjectID)?.entity.name == "Manager")
+            #expect(rows[2]["owner"] == nil && rows[2].count == 1)
+
+            let objects = NSFetchRequest<NSManagedObject>(entityName: "Task")
+            objects.sortDescriptors = [NSSortDescriptor(key: "title", ascending: true)]
+            let tasks = try sqlite.context.fetch(objects)
+            let owners = tasks.map { $0.value(forKey: "owner") as? NSManagedObject }
+            #expect(owners.map { $0?.objectID } == [ids.employee, ids.manager, nil])
+            #expect(owners.map { $0?.entity.name } == ["Employee", "Manager", nil])
+        }
+    }
 }
