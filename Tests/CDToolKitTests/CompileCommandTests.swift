@@ -6,7 +6,7 @@ import Testing
 @Suite("cdtool compile")
 struct CompileCommandTests {
     func temporaryOutput() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/Out.momd").path
+        ScratchFiles.path("Out.momd").path
     }
 
     @Test("Every fixture model compiles and reads back identical", arguments: Fixtures.modelVersionFolders().filter {
@@ -39,7 +39,7 @@ struct CompileCommandTests {
     }
 
     @Test func modelsWithErrorsAreNotCompiled() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/Bad.xcdatamodel")
+        let folder = ScratchFiles.path("Bad.xcdatamodel")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try Data(#"<?xml version="1.0"?><model><entity name="A"><relationship name="r" maxCount="1" destinationEntity="Nowhere"/></entity></model>"#.utf8)
             .write(to: folder.appendingPathComponent("contents"))
@@ -51,7 +51,7 @@ struct CompileCommandTests {
     }
 
     @Test func warningsArePrintedButDoNotStopCompilation() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/Warn.xcdatamodel")
+        let folder = ScratchFiles.path("Warn.xcdatamodel")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try Data(#"<?xml version="1.0"?><model><entity name="A"><relationship name="self_" maxCount="1" destinationEntity="A"/></entity></model>"#.utf8)
             .write(to: folder.appendingPathComponent("contents"))
@@ -65,7 +65,7 @@ struct CompileCommandTests {
 struct CompileOutputSafetyTests {
     @Test func anExistingFolderThatIsNotACompiledModelIsLeftAlone() throws {
         guard let models = Fixtures.models else { return }
-        let victim = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/victim")
+        let victim = ScratchFiles.path("victim")
         try FileManager.default.createDirectory(at: victim, withIntermediateDirectories: true)
         try Data("keep me".utf8).write(to: victim.appendingPathComponent("notes.txt"))
         let run = CDTool.run(["compile", models.appendingPathComponent("LoopKit__LoopKit__Model/Model.xcdatamodel").path, "-o", victim.path])
@@ -76,7 +76,7 @@ struct CompileOutputSafetyTests {
 
     @Test func aPreviousCompiledModelIsReplaced() throws {
         guard let models = Fixtures.models else { return }
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/Out.momd").path
+        let output = ScratchFiles.path("Out.momd").path
         let source = models.appendingPathComponent("LoopKit__LoopKit__Model/Model.xcdatamodel").path
         #expect(CDTool.run(["compile", source, "-o", output]).status == 0)
         #expect(CDTool.run(["compile", source, "-o", output]).status == 0)

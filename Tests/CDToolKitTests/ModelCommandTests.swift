@@ -4,7 +4,7 @@ import OCDTestSupport
 import Testing
 
 private func writeModel(_ entities: String) throws -> String {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/M.xcdatamodel")
+    let folder = ScratchFiles.path("M.xcdatamodel")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let xml = """
         <?xml version="1.0" encoding="UTF-8" standalone="yes"?>

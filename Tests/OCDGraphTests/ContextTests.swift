@@ -7,6 +7,7 @@ import OCDPredicate
 import class OCDPredicate.NSExpression
 import class OCDPredicate.NSPredicate
 import class OCDPredicate.NSSortDescriptor
+import OCDTestSupport
 
 // The "Context, changes, saving" rules of spec/coredata-behaviours.md (undo and several contexts are
 // later issues), with the fetch request options, the coordinator and the container they rely on.
@@ -1345,7 +1346,7 @@ struct DefaultValueTests {
 @Suite("Validation: limits read from a model file")
 struct ModelFileLimitTests {
     private func context() throws -> (NSManagedObjectContext, NSPersistentStoreCoordinator) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/Limits.xcdatamodel")
+        let folder = ScratchFiles.path("Limits.xcdatamodel")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let xml = """
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>

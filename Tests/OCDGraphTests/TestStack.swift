@@ -4,6 +4,7 @@ import OCDGraph
 import OCDModel
 import OCDPredicate
 import OCDStore
+import OCDTestSupport
 import class OCDPredicate.NSPredicate
 import class OCDPredicate.NSSortDescriptor
 #if OCD_SQLITE_CONFORMANCE
@@ -125,9 +126,7 @@ struct TestStack {
     /// A new store file in a temporary folder of this test run (nil for the in-memory store).
     static func newStoreURL() -> URL? {
         guard storeType == NSSQLiteStoreType else { return nil }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-conformance-\(ProcessInfo.processInfo.processIdentifier)")
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder.appendingPathComponent("\(UUID().uuidString).sqlite")
+        return ScratchFiles.folder.appendingPathComponent("\(UUID().uuidString).sqlite")
     }
 
     let model: NSManagedObjectModel

@@ -164,7 +164,7 @@ struct AppleCompiledModelTests {
             "NSVersionIdentifiers": b.object("NSSet", ["NS.objects": [b.string("7")]]),
             "NSConfigurations": b.dictionary([("Cloud", b.object("NSSet", ["NS.objects": [entity]]))]),
         ] as [String: Any]
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString).mom")
+        let file = ScratchFiles.path("Model.mom")
         try b.data(root: modelReference).write(to: file)
 
         let model = try NSManagedObjectModel(validatingContentsOf: file)
@@ -191,7 +191,7 @@ struct AppleCompiledModelTests {
     }
 
     @Test func brokenArchivesAreErrors() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString).mom")
+        let file = ScratchFiles.path("Model.mom")
         try Data("not a plist".utf8).write(to: file)
         #expect { try NSManagedObjectModel(validatingContentsOf: file) } throws: { ($0 as? ModelLoadError)?.problem.contains("not a compiled model") == true }
         let b = ArchiveBuilder()

@@ -56,7 +56,7 @@ struct ModelMergingTests {
     }
 
     @Test func mergedModelFromBundlesFindsTheirModels() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)")
+        let root = ScratchFiles.newFolder()
         for (name, entity) in [("One", "A"), ("Two", "B")] {
             let folder = root.appendingPathComponent("\(name).xcdatamodel")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

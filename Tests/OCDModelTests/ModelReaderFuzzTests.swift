@@ -56,7 +56,7 @@ struct ModelReaderFuzzTests {
 @Suite("Compiled model fuzzing")
 struct CompiledModelFuzzTests {
     func loadOrFail(_ data: Data, extension pathExtension: String) throws -> Bool {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString).\(pathExtension)")
+        let file = ScratchFiles.path("Model.\(pathExtension)")
         try data.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         do {
@@ -69,7 +69,7 @@ struct CompiledModelFuzzTests {
 
     @Test func damagedOCDModelFilesLoadOrFailCleanly() throws {
         guard let models = Fixtures.models else { return }
-        let momd = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/M.momd")
+        let momd = ScratchFiles.path("M.momd")
         try NSManagedObjectModel.compileModel(at: models.appendingPathComponent("alemar11__CoreDataPlus__SampleModel/SampleModel.xcdatamodel"), to: momd)
         let original = Array(try Data(contentsOf: momd.appendingPathComponent("SampleModel.ocdmodel")))
         #expect(try loadOrFail(Data(original), extension: "ocdmodel"))
@@ -139,7 +139,7 @@ struct CompiledModelFuzzTests {
     }
 
     func write(_ data: Data) throws -> URL {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString).mom")
+        let file = ScratchFiles.path("Model.mom")
         try data.write(to: file)
         return file
     }

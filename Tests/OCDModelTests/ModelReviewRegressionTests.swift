@@ -46,7 +46,7 @@ struct ModelReviewRegressionTests {
     }
 
     @Test func currentVersionMustBeAVersionOfTheBundle() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/Loop.xcdatamodeld")
+        let root = ScratchFiles.path("Loop.xcdatamodeld")
         let version = root.appendingPathComponent("Loop.xcdatamodel")
         try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
         try Data(modelXML(#"<entity name="A"/>"#).utf8).write(to: version.appendingPathComponent("contents"))
@@ -70,7 +70,7 @@ struct ModelReviewRegressionTests {
                                                             "NSValidationPredicates": b.array([compound]), "NSValidationWarnings": b.array([b.add(1)])])
         let entity = b.object("NSEntityDescription", ["NSEntityName": b.string("E"), "NSProperties": b.dictionary([("a", attribute)])])
         let root = b.object("NSManagedObjectModel", ["NSEntities": b.dictionary([("E", entity)])])
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString).mom")
+        let file = ScratchFiles.path("Model.mom")
         try b.data(root: root).write(to: file)
         #expect { try NSManagedObjectModel(validatingContentsOf: file) } throws: {
             ($0 as? ModelLoadError)?.problem.contains("nested more than 100 deep") == true
@@ -120,7 +120,7 @@ struct ModelReviewRegressionTests {
 
     @Test func mergedModelFromBundlesReadsCompiledModels() throws {
         guard let stores = Fixtures.stores else { return }
-        let bundleRoot = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)")
+        let bundleRoot = ScratchFiles.newFolder()
         try FileManager.default.createDirectory(at: bundleRoot, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: stores.appendingPathComponent("compiled-models/alemar11__CoreDataPlus/SampleModel3/Fixtures/SampleModel3.momd"),
                                          to: bundleRoot.appendingPathComponent("SampleModel3.momd"))
@@ -138,7 +138,7 @@ struct ModelReviewRegressionTests {
         template.shouldRefreshRefetchedObjects = true
         var writer = BinaryWriter(formatVersion: 1)
         CompiledModel.record(model).write(to: &writer)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString).ocdmodel")
+        let file = ScratchFiles.path("Model.ocdmodel")
         try Data(writer.bytes).write(to: file)
         let loaded = try #require(try NSManagedObjectModel(validatingContentsOf: file).fetchRequestTemplate(forName: "T"))
         #expect(loaded.sortDescriptors == template.sortDescriptors)

@@ -5,10 +5,11 @@ import Testing
 import class OCDPredicate.NSExpression
 import class OCDPredicate.NSPredicate
 import class OCDPredicate.NSComparisonPredicate
+import OCDTestSupport
 
 /// Writes a model file to a temporary folder and returns the `.xcdatamodel` folder.
 func temporaryModel(_ xml: String, name: String = "Model") throws -> URL {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/\(name).xcdatamodel")
+    let folder = ScratchFiles.path("\(name).xcdatamodel")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     try Data(xml.utf8).write(to: folder.appendingPathComponent("contents"))
     return folder
@@ -185,7 +186,7 @@ struct ModelTests {
     }
 
     @Test func versionedBundlesLoadTheirCurrentVersion() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-\(UUID().uuidString)/Model.xcdatamodeld")
+        let root = ScratchFiles.path("Model.xcdatamodeld")
         for (version, entity) in [("Model", "Old"), ("Model 2", "New")] {
             let folder = root.appendingPathComponent("\(version).xcdatamodel")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

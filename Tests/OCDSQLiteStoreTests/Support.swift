@@ -9,7 +9,7 @@ import OCDStore
 final class TemporaryFolder {
     let url: URL
     init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-sqlite-\(UUID().uuidString)")
+        url = ScratchFiles.newFolder()
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
     deinit { try? FileManager.default.removeItem(at: url) }

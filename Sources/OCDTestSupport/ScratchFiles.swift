@@ -1,0 +1,40 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files the tests write (models, compiled models, stores), all inside one folder per test process that
+/// is removed when the process exits: a test run used to leave some 750 folders in the temporary
+/// directory, because most tests hand a path to code under test and have no teardown to remove it.
+public enum ScratchFiles {
+    /// The test run's scratch folder, made on first use and removed when the process that made it exits.
+    /// Processes it starts (Swift Testing's exit tests, which may end by a crash and run no exit handler)
+    /// find it in the environment and use it too.
+    public static let folder: URL = {
+        let variable = "OCD_TEST_SCRATCH_FOLDER"
+        if let inherited = ProcessInfo.processInfo.environment[variable], !inherited.isEmpty {
+            return URL(fileURLWithPath: inherited, isDirectory: true)
+        }
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("ocd-tests-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        setenv(variable, folder.path, 1)
+        atexit { try? FileManager.default.removeItem(at: ScratchFiles.folder) }
+        return folder
+    }()
+
+    /// A path named `name` (`"Model.xcdatamodel"`, `"Out.momd"`, `"Store.sqlite"`) in a new folder of its
+    /// own inside ``folder``: the folder exists, the path does not.
+    public static func path(_ name: String) -> URL {
+        let parent = folder.appendingPathComponent(UUID().uuidString)
+        try? FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+        return parent.appendingPathComponent(name)
+    }
+
+    /// A new, empty folder inside ``folder``.
+    public static func newFolder() -> URL {
+        let url = folder.appendingPathComponent(UUID().uuidString)
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
