@@ -246,46 +246,56 @@ import class OCDPredicate.NSSortDescriptor
 
 @Suite struct KeyValueCodingStops {
     @Test func anUnknownKeyStopsWithApplesMessage() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let stack = try TestStack()
             let employee = stack.insert("Employee")
             _ = employee.value(forKey: "nickname")
         }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("is not key value coding-compliant for the key \"nickname\""), "stopped with another message: \(output)")
     }
 
     @Test func aValueOfTheWrongTypeStops() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let stack = try TestStack()
             let employee = stack.insert("Employee")
             employee.setValue(42, forKey: "name")
         }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Unacceptable type of value for attribute: property = \"name\""), "stopped with another message: \(output)")
     }
 
     @Test func aDidChangeWithoutItsWillChangeStops() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let stack = try TestStack()
             let employee = stack.insert("Employee")
             employee.didChangeValue(forKey: "age")
         }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("didChangeValueForKey: age without a matching willChangeValueForKey:"), "stopped with another message: \(output)")
     }
 
     @Test func aDidChangeOfAnotherKeyThanTheOnePendingStops() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let stack = try TestStack()
             let employee = stack.insert("Employee")
             employee.willChangeValue(forKey: "age")
             employee.didChangeValue(forKey: "name")
         }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("didChangeValueForKey: name without a matching willChangeValueForKey:"), "stopped with another message: \(output)")
     }
 
     @Test func relatingObjectsOfTwoContextsStops() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let stack = try TestStack()
             let other = stack.newContext()
             let dept = stack.insert("Department", into: other)
             let employee = stack.insert("Employee")
             employee.setValue(dept, forKey: "department")
         }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Illegal attempt to establish a relationship 'department' between objects in different contexts"), "stopped with another message: \(output)")
     }
 }
 

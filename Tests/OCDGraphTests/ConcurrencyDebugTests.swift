@@ -6,12 +6,14 @@ import OCDStore
 
 @Suite struct ConcurrencyDebugTests {
     @Test func useOffTheQueueStopsWhenDebuggingIsOn() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             NSManagedObjectContext.concurrencyDebugEnabled = true
             let stack = try TestStack()
             _ = stack.context.insertedObjects
             _ = try stack.fetch("Employee")
         }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("CoreData concurrency violation:"), "stopped with another message: \(output)")
     }
 
     @Test func useInsidePerformAndWaitIsAllowedWhenDebuggingIsOn() async {

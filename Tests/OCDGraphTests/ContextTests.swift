@@ -1428,7 +1428,7 @@ struct EntityLookupTests {
     }
 
     @Test func insertingAnObjectOfAnotherModelStopsAfterObjectsOfTheContextsOwn() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
             let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             context.persistentStoreCoordinator = coordinator
@@ -1438,5 +1438,7 @@ struct EntityLookupTests {
                 _ = NSManagedObject(entity: foreign, insertInto: context)
             }
         }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("insert(_:): the entity Company is not an entity of this context's model."), "stopped with another message: \(output)")
     }
 }

@@ -162,27 +162,33 @@ struct FrozenModelTests {
     }
 
     @Test func aStoredTemplateCannotChange() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let model = FrozenModelTests.frozenModel()
             withExtendedLifetime(model) { model.fetchRequestTemplate(forName: "ByName")?.fetchLimit = 3 }
         }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("NSManagedObjectModel: Can't modify an immutable model."), "stopped with another message: \(output)")
     }
 
     @Test func anIndexCannotChange() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let model = FrozenModelTests.frozenModel()
             withExtendedLifetime(model) { model.entitiesByName["A"]?.indexes.first?.elements.first?.isAscending = false }
         }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("NSManagedObjectModel: Can't modify an immutable model."), "stopped with another message: \(output)")
     }
 
     @Test func aCompositeElementCannotChange() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let model = FrozenModelTests.frozenModel()
             withExtendedLifetime(model) {
                 let composite = model.entitiesByName["A"]?.attributesByName["p"] as? NSCompositeAttributeDescription
                 composite?.elements.first?.isOptional = true
             }
         }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("NSManagedObjectModel: Can't modify an immutable model."), "stopped with another message: \(output)")
     }
 
     @Test func aTemplatesSubstitutedCopyCanChange() throws {

@@ -213,11 +213,13 @@ struct ModelTests {
     }
 
     @Test func modelInUseRefusesEdits() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let model = ModelTests.listing3()
             model.markInUse()
             model.entitiesByName["Run"]?.attributesByName["date"]?.isOptional = true
         }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("NSManagedObjectModel: Can't modify an immutable model."), "stopped with another message: \(output)")
     }
 
     @Test func versionIdentifiersComeFromTheModelFile() throws {
