@@ -352,6 +352,9 @@ extension NSManagedObject {
             } else {
                 notifyObservers(key, kind: kind, old: nil, new: nil, isPrior: false)
             }
+            // A class that does not let its context ignore such changes has its objects marked updated
+            // (saved with no column written: nothing modeled changed).
+            if !Swift.type(of: self).contextShouldIgnoreUnmodeledPropertyChanges { tellContextOfChange() }
             return
         }
         if Int(fastPendingSlot) == slot + 1 {

@@ -546,7 +546,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// one or is being filled.
     public var faultingState: Int { status.isDisjoint(with: [.fault, .transitioning, .awakingFromFetch]) ? 0 : 1 }
 
-    /// Whether the context ignores changes to unmodeled properties of subclasses (Core Data's default).
+    /// Whether the context ignores changes to unmodeled properties of the class's objects (true, Core
+    /// Data's default). A subclass that answers false has an object marked updated (`isUpdated`, in the
+    /// context's `updatedObjects` and the next ObjectsDidChange) when `didChangeValue(forKey:)` ends a
+    /// change of a key its entity does not model: Swift has no automatic change notifications, so such a
+    /// property's setter announces its changes with `willChangeValue(forKey:)` and
+    /// `didChangeValue(forKey:)`. Saving the object writes no column, since nothing modeled changed, but
+    /// it is validated and gets `willSave()` and `didSave()`.
     open class var contextShouldIgnoreUnmodeledPropertyChanges: Bool { true }
 
     // MARK: Life cycle hooks

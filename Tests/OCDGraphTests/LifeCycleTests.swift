@@ -704,3 +704,65 @@ struct RelationshipFaultTests {
         #expect(HookedEmployee.contextShouldIgnoreUnmodeledPropertyChanges)
     }
 }
+
+/// An Employee class with a property of its own that announces its changes, as a Swift class must for
+/// Core Data to see them (no automatic change notifications).
+class UnmodeledNicknameEmployee: NSManagedObject, @unchecked Sendable {
+    private(set) var saves = (will: 0, did: 0)
+    var nickname: String = "" {
+        willSet { willChangeValue(forKey: "nickname") }
+        didSet { didChangeValue(forKey: "nickname") }
+    }
+    override func willSave() { saves.will += 1 }
+    override func didSave() { saves.did += 1 }
+}
+
+/// The same, but its context is to mark an object updated when the nickname changes.
+final class TrackedNicknameEmployee: UnmodeledNicknameEmployee, @unchecked Sendable {
+    override class var contextShouldIgnoreUnmodeledPropertyChanges: Bool { false }
+}
+
+@Suite("Life cycle: changes of unmodeled properties")
+struct UnmodeledPropertyChangeTests {
+    /// A stack whose Employees are `employeeClass`, with Ann saved, and Ann fetched into its context.
+    func stack<T: UnmodeledNicknameEmployee>(_ employeeClass: T.Type) throws -> (TestStack, T) {
+        // Module-qualified: this file is compiled into two test modules that share one class registry.
+        let className = String(reflecting: employeeClass)
+        NSManagedObjectModel.registerManagedObjectClass(employeeClass, forName: className)
+        let stack = try TestStack(model: TestModel.make { entities, _ in entities["Employee"]!.managedObjectClassName = className })
+        let id = try stack.seed("Employee", ["name": "Ann"])
+        return (stack, try #require(try stack.context.existingObject(with: id) as? T))
+    }
+
+    @Test func byDefaultTheContextIgnoresThem() throws {
+        let (stack, ann) = try stack(UnmodeledNicknameEmployee.self)
+        ann.nickname = "Annie"
+        #expect(!ann.isUpdated && !ann.hasChanges)
+        #expect(!stack.context.hasChanges && stack.context.updatedObjects.isEmpty)
+    }
+
+    @Test func aClassThatAsksHasTheObjectMarkedUpdatedAndSavedWithNoColumnWritten() throws {
+        let (stack, ann) = try stack(TrackedNicknameEmployee.self)
+        final class Seen: @unchecked Sendable { var updated: [Set<NSManagedObject>] = [] }
+        let seen = Seen()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: stack.context, queue: nil) { note in
+            seen.updated.append(note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? [])
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+
+        ann.nickname = "Annie"
+        #expect(ann.isUpdated && ann.hasChanges)
+        #expect(stack.context.hasChanges && stack.context.updatedObjects.contains(ann))
+        // Nothing modeled changed.
+        #expect(ann.changedValues().isEmpty && !ann.hasPersistentChangedValues)
+        stack.context.processPendingChanges()
+        #expect(seen.updated.last?.contains(ann) == true)
+
+        try stack.context.save()
+        #expect(ann.saves.will == 1 && ann.saves.did == 1)
+        #expect(!ann.isUpdated && !stack.context.hasChanges)
+        let other = stack.newContext()
+        let stored = try #require(try stack.fetch("Employee", in: other).first)
+        #expect(stored.string("name") == "Ann")
+    }
+}
