@@ -94,16 +94,15 @@ extension StoreSaveRequest {
     }
 
     /// Whether an entity of an inserted or updated row, or one of its superentities, declares a
-    /// uniqueness constraint: most models have none, and then nothing is checked per row. Each entity is
-    /// asked once (rows of one entity come in runs).
+    /// uniqueness constraint: most models have none, and then nothing is checked per row. A model in use
+    /// answers for all its entities at once; otherwise each run of rows of one entity asks once.
     public var hasUniquenessConstraints: Bool {
         var last: NSEntityDescription?
-        var asked = Set<ObjectIdentifier>()
         func constrained(_ row: StoreRow) -> Bool {
             let entity = row.objectID.entity
             guard entity !== last else { return false }
             last = entity
-            guard asked.insert(ObjectIdentifier(entity)).inserted else { return false }
+            if entity.managedObjectModel?.declaresUniquenessConstraints == false { return false }
             var next: NSEntityDescription? = entity
             while let current = next {
                 if !current.uniquenessConstraints.isEmpty { return true }

@@ -212,6 +212,21 @@ struct ModelTests {
         #expect(model.entitiesByName["Run"] != nil)
     }
 
+    /// Saves ask it before looking at any row for uniqueness constraints.
+    @Test func aModelInUseKnowsWhetherAnyEntityDeclaresUniquenessConstraints() {
+        let plain = ModelTests.listing3()
+        #expect(plain.declaresUniquenessConstraints == nil, "an editable model may still gain one")
+        plain.markInUse()
+        #expect(plain.declaresUniquenessConstraints == false)
+
+        let constrained = ModelTests.listing3()
+        #expect(constrained.declaresUniquenessConstraints == nil)
+        constrained.entitiesByName["Run"]!.uniquenessConstraints = [["date"]]
+        constrained.markInUse()
+        #expect(constrained.declaresUniquenessConstraints == true)
+        #expect(constrained.declaresUniquenessConstraints == true, "the answer kept is the same")
+    }
+
     @Test func modelInUseRefusesEdits() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let model = ModelTests.listing3()

@@ -213,6 +213,22 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
         if !isEditable { fatalError("NSManagedObjectModel: Can't modify an immutable model.") }
     }
 
+    /// Whether an entity of the model declares a uniqueness constraint; nil while the model is editable
+    /// (it may still gain one). Asked by every save: most models have none, and then no row is looked at.
+    package var declaresUniquenessConstraints: Bool? {
+        if isEditable { return nil }
+        switch uniquenessAnswer.load(ordering: .relaxed) {
+        case 1: return false
+        case 2: return true
+        default:
+            let declares = entityList.contains { !$0.uniquenessConstraints.isEmpty }
+            uniquenessAnswer.store(declares ? 2 : 1, ordering: .relaxed)
+            return declares
+        }
+    }
+    /// ``declaresUniquenessConstraints`` once known: 0 not yet, 1 no, 2 yes.
+    private let uniquenessAnswer = Atomic<UInt8>(0)
+
     /// An editable copy: entities, configurations and templates copied, references resolved anew.
     public func copy(with zone: NSZone? = nil) -> Any {
         let copy = NSManagedObjectModel()
