@@ -70,13 +70,21 @@ public final class NSKeyValueObservation: @unchecked Sendable {
 final class KeyObserver {
     let key: String
     let options: NSKeyValueObservingOptions
+    /// The other keys of the object whose changes change `key` too (the class's
+    /// `keyPathsForValuesAffectingValue(forKey:)`, read when the observation starts).
+    let affectingKeys: Set<String>
     /// Called with (kind, old, new, indexes, isPrior); old/new are key-value coding values.
     let handler: (NSKeyValueChange, Any?, Any?, IndexSet?, Bool) -> Void
     var isValid = true
+    /// The observed key's values read before each change of an affecting key not yet ended (innermost
+    /// last): reported as the old value when the change ends.
+    var valuesBeforeAffectingChanges: [Any?] = []
 
-    init(key: String, options: NSKeyValueObservingOptions, handler: @escaping (NSKeyValueChange, Any?, Any?, IndexSet?, Bool) -> Void) {
+    init(key: String, options: NSKeyValueObservingOptions, affectingKeys: Set<String> = [],
+         handler: @escaping (NSKeyValueChange, Any?, Any?, IndexSet?, Bool) -> Void) {
         self.key = key
         self.options = options
+        self.affectingKeys = affectingKeys
         self.handler = handler
     }
 }

@@ -546,8 +546,11 @@ extension NSManagedObject {
         let paths = EntityRuntime.of(layout).observationPaths
         for path in paths { registrar?.willSet(self, keyPath: path) }
         var keys: [String] = []
-        for observer in observers where observer.isValid && layout.slot(named: observer.key) != nil && !keys.contains(observer.key) {
-            keys.append(observer.key)
+        for observer in observers where observer.isValid {
+            // An observer of a key that depends on modeled ones is told through theirs.
+            for key in [observer.key] + observer.affectingKeys.sorted() where layout.slot(named: key) != nil && !keys.contains(key) {
+                keys.append(key)
+            }
         }
         let wantsOld = Set(observers.filter { $0.isValid && ($0.options.contains(.old) || $0.options.contains(.prior)) }.map(\.key))
         var oldValues: [String: Any?] = [:]
@@ -565,11 +568,32 @@ extension NSManagedObject {
 
     func notifyObservers(_ key: String, kind: NSKeyValueChange, old: Any?, new: Any?, isPrior: Bool) {
         guard !observers.isEmpty else { return }
-        for observer in observers where observer.isValid && observer.key == key {
+        for observer in observers where observer.isValid {
+            if observer.key != key {
+                if !observer.affectingKeys.isEmpty, observer.affectingKeys.contains(key) { notifyDependentObserver(observer, isPrior: isPrior) }
+                continue
+            }
             if isPrior && !observer.options.contains(.prior) { continue }
             observer.handler(kind, observer.options.contains(.old) ? old : nil,
                              observer.options.contains(.new) && !isPrior ? new : nil, nil, isPrior)
         }
+    }
+
+    /// Tells an observer of a key that another key it depends on changes (key-value observing's
+    /// dependent keys): before the change its key's value is read if the observer wants the old one,
+    /// and after it the observer is told of a setting of its key, as Foundation does.
+    private func notifyDependentObserver(_ observer: KeyObserver, isPrior: Bool) {
+        let options = observer.options
+        if isPrior {
+            observer.valuesBeforeAffectingChanges.append(options.contains(.old) ? value(forKey: observer.key) : nil)
+            if options.contains(.prior) { observer.handler(.setting, observer.valuesBeforeAffectingChanges.last ?? nil, nil, nil, true) }
+            return
+        }
+        // No value read before the change (the observation started in the middle of it): no old value.
+        let old = observer.valuesBeforeAffectingChanges.popLast() ?? nil
+        // Never read from a fault (a wholesale change may have just made the object one): reading would fire it.
+        let new = options.contains(.new) && !isFault ? value(forKey: observer.key) : nil
+        observer.handler(.setting, options.contains(.old) ? old : nil, new, nil, false)
     }
 }
 

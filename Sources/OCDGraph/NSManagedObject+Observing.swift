@@ -38,7 +38,9 @@ extension ManagedKeyValueObserving {
     /// Observes the property `key` by name, with untyped values (`NSNull`-free: nil is nil).
     public func observeValue(forKey key: String, options: NSKeyValueObservingOptions = [],
                              changeHandler: @escaping (Self, NSKeyValueChange, Any?, Any?, IndexSet?, Bool) -> Void) -> NSKeyValueObservation {
-        let observer = KeyObserver(key: key, options: options) { [unowned self] kind, old, new, indexes, isPrior in
+        // Keys of this object only: a key path through a relationship ("department.name") is not followed.
+        let affecting = Swift.type(of: self).keyPathsForValuesAffectingValue(forKey: key).filter { !$0.contains(".") && $0 != key }
+        let observer = KeyObserver(key: key, options: options, affectingKeys: affecting) { [unowned self] kind, old, new, indexes, isPrior in
             changeHandler(self, kind, old, new, indexes, isPrior)
         }
         observers.append(observer)

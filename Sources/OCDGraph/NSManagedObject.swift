@@ -555,6 +555,21 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// it is validated and gets `willSave()` and `didSave()`.
     open class var contextShouldIgnoreUnmodeledPropertyChanges: Bool { true }
 
+    /// The keys whose changes change the value of `key` (key-value observing's dependent keys): an
+    /// observer of `key` is told of a change of `key` whenever one of them changes. None by default.
+    ///
+    /// Override it for a derived property, as on Apple platforms. Foundation there also finds a class
+    /// property named `keyPathsForValuesAffecting<Key>` through the Objective-C runtime; Swift on Linux
+    /// has none, so this method is the only way here. Only keys of the object itself are followed: a key
+    /// path through a relationship (`"department.name"`) is ignored.
+    ///
+    /// ```swift
+    /// override class func keyPathsForValuesAffectingValue(forKey key: String) -> Set<String> {
+    ///     key == "fullName" ? ["firstName", "lastName"] : super.keyPathsForValuesAffectingValue(forKey: key)
+    /// }
+    /// ```
+    open class func keyPathsForValuesAffectingValue(forKey key: String) -> Set<String> { [] }
+
     // MARK: Life cycle hooks
 
     /// Called once in the object's life, when it is first inserted into a context. Values set here with

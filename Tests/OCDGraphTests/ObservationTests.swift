@@ -305,3 +305,106 @@ final class Flag: @unchecked Sendable {
         withExtendedLifetime((first, late)) {}
     }
 }
+
+/// An Employee with a derived property, `label`, that depends on two modeled ones.
+final class LabelledEmployee: NSManagedObject, @unchecked Sendable {
+    var label: String {
+        "\(value(forKey: "name") as? String ?? "?") (\((value(forKey: "age") as? NSNumber)?.intValue ?? 0))"
+    }
+
+    override class func keyPathsForValuesAffectingValue(forKey key: String) -> Set<String> {
+        // "department.name" is a key path through a relationship: ignored here, as documented.
+        key == "label" ? ["name", "age", "department.name"] : super.keyPathsForValuesAffectingValue(forKey: key)
+    }
+
+    override class var managedKeyTable: ManagedKeyTable {
+        var table = super.managedKeyTable
+        table.accessor(\LabelledEmployee.label, key: "label")
+        return table
+    }
+}
+
+@Suite("Key-value observing: dependent keys")
+struct DependentKeyTests {
+    func stack() throws -> TestStack {
+        let className = String(reflecting: LabelledEmployee.self)
+        NSManagedObjectModel.registerManagedObjectClass(LabelledEmployee.self, forName: className)
+        let model = TestModel.make()
+        model.entitiesByName["Employee"]!.managedObjectClassName = className
+        return try TestStack(model: model)
+    }
+
+    struct Report: Equatable {
+        let old: String?
+        let new: String?
+        let isPrior: Bool
+    }
+
+    @Test func anObserverOfADerivedKeyIsToldWhenAKeyItDependsOnChanges() throws {
+        let stack = try stack()
+        let ann = stack.insert("Employee", ["name": "Ann", "age": 30])
+        var reports: [Report] = []
+        let token = ann.observeValue(forKey: "label", options: [.old, .new, .prior]) { _, kind, old, new, _, isPrior in
+            #expect(kind == .setting)
+            reports.append(Report(old: old as? String, new: new as? String, isPrior: isPrior))
+        }
+        ann.setValue("Anna", forKey: "name")
+        #expect(reports == [Report(old: "Ann (30)", new: nil, isPrior: true), Report(old: "Ann (30)", new: "Anna (30)", isPrior: false)])
+        reports = []
+        ann.setValue(31, forKey: "age")
+        #expect(reports == [Report(old: "Anna (30)", new: nil, isPrior: true), Report(old: "Anna (30)", new: "Anna (31)", isPrior: false)])
+        reports = []
+        // A key it does not depend on, and a key path through a relationship, tell it nothing.
+        ann.setValue("ann@example.com", forKey: "email")
+        ann.setValue(stack.insert("Department", ["name": "R&D"]), forKey: "department")
+        #expect(reports.isEmpty)
+        token.invalidate()
+        ann.setValue("Annie", forKey: "name")
+        #expect(reports.isEmpty)
+    }
+
+    @Test func nestedChangesOfTwoKeysReportEachWithTheValueBeforeIt() throws {
+        let stack = try stack()
+        let ann = stack.insert("Employee", ["name": "Ann", "age": 30])
+        var reports: [Report] = []
+        let token = ann.observeValue(forKey: "label", options: [.old, .new]) { _, _, old, new, _, isPrior in
+            reports.append(Report(old: old as? String, new: new as? String, isPrior: isPrior))
+        }
+        ann.willChangeValue(forKey: "name")
+        ann.setPrimitiveValue("Bo", forKey: "name")
+        ann.setValue(40, forKey: "age")
+        ann.didChangeValue(forKey: "name")
+        #expect(reports == [Report(old: "Bo (30)", new: "Bo (40)", isPrior: false), Report(old: "Ann (30)", new: "Bo (40)", isPrior: false)])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func aRollbackTellsTheObserverOfADerivedKey() throws {
+        let stack = try stack()
+        let id = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let ann = try stack.context.existingObject(with: id)
+        ann.setValue("Anna", forKey: "name")
+        var reports: [Report] = []
+        let token = ann.observeValue(forKey: "label", options: [.old, .new]) { _, _, old, new, _, isPrior in
+            reports.append(Report(old: old as? String, new: new as? String, isPrior: isPrior))
+        }
+        stack.context.rollback()
+        // Told once per modeled key it depends on, with the committed values back.
+        #expect(reports == [Report(old: "Anna (30)", new: "Ann (30)", isPrior: false), Report(old: "Anna (30)", new: "Ann (30)", isPrior: false)])
+        #expect(LabelledEmployee.keyPathsForValuesAffectingValue(forKey: "name").isEmpty)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func turningIntoAFaultReadsNoNewValue() throws {
+        let stack = try stack()
+        let id = try stack.seed("Employee", ["name": "Ann", "age": 30])
+        let ann = try stack.context.existingObject(with: id)
+        var reports: [Report] = []
+        let token = ann.observeValue(forKey: "label", options: [.old, .new]) { _, _, old, new, _, isPrior in
+            reports.append(Report(old: old as? String, new: new as? String, isPrior: isPrior))
+        }
+        stack.context.refresh(ann, mergeChanges: false)
+        #expect(ann.isFault, "reading the new value would have fired the fault")
+        #expect(reports == [Report(old: "Ann (30)", new: nil, isPrior: false), Report(old: "Ann (30)", new: nil, isPrior: false)])
+        withExtendedLifetime(token) {}
+    }
+}
