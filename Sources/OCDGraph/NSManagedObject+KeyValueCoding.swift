@@ -354,7 +354,10 @@ extension NSManagedObject {
             }
             // A class that does not let its context ignore such changes has its objects marked updated
             // (saved with no column written: nothing modeled changed).
-            if !Swift.type(of: self).contextShouldIgnoreUnmodeledPropertyChanges { tellContextOfChange() }
+            if !Swift.type(of: self).contextShouldIgnoreUnmodeledPropertyChanges, !status.contains(.fault),
+               let context = managedObjectContext, context.unmodeledChangesIgnored == 0 {
+                tellContextOfChange()
+            }
             return
         }
         if Int(fastPendingSlot) == slot + 1 {

@@ -696,6 +696,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             faultBatch = nil
             return
         }
+        // The hooks are where a class clears caches of its own: no unmodeled change they announce dirties
+        // the object again (a refresh or a reset is discarding its changes).
+        let context = managedObjectContext
+        context?.unmodeledChangesIgnored += 1
+        defer { context?.unmodeledChangesIgnored -= 1 }
         willTurnIntoFault()
         notifyingWholesaleChange {
             status.insert(.transitioning)
@@ -708,6 +713,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             status.remove(.transitioning)
         }
         didTurnIntoFault()
+    }
+
+    /// Calls `awakeFromSnapshotEvents(_:)` for the context, which is giving the object values from a
+    /// snapshot: unmodeled changes the hook announces do not mark it updated.
+    func sendSnapshotEvents(_ events: NSSnapshotEventType) {
+        let context = managedObjectContext
+        context?.unmodeledChangesIgnored += 1
+        defer { context?.unmodeledChangesIgnored -= 1 }
+        awakeFromSnapshotEvents(events)
     }
 
     /// The transient values, kept across a refresh that merges changes.

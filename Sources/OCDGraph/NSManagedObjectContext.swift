@@ -69,6 +69,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // The change-tracking state below is `@exclusivity(unchecked)` (D23): it is used on the context's
     // queue only, none of it is passed `inout` across a call, and an object's set touches it per value.
     @exclusivity(unchecked) var isSaving = false
+    /// While positive, changes of unmodeled properties mark no object updated, whatever its class's
+    /// `contextShouldIgnoreUnmodeledPropertyChanges`: the context is turning objects into faults or
+    /// giving them values from a snapshot, where the fault and snapshot hooks clear caches of their own.
+    @exclusivity(unchecked) var unmodeledChangesIgnored = 0
     /// How the context's objects refer back to it: not `weak`, which would slow every retain of the
     /// context (decision D24).
     let backreference = Backreference()
@@ -568,7 +572,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 object.turnIntoFault()
             }
             object.clearEventOldValues()
-            object.awakeFromSnapshotEvents(.rollback)
+            object.sendSnapshotEvents(.rollback)
         }
         unprocessedInserted.forget(owner: backreference)
         unprocessedUpdated.forget(owner: backreference)
@@ -624,7 +628,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.status.remove(.updated)
             if flag, let row = fetched ?? storeRow(for: object.objectID) {
                 merge(row, into: object, keeping: [])
-                object.awakeFromSnapshotEvents(.refresh)
+                object.sendSnapshotEvents(.refresh)
             } else {
                 object.turnIntoFault()
             }
@@ -633,7 +637,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         guard let row = fetched ?? storeRow(for: object.objectID) else { return }
         merge(row, into: object, keeping: nil)
-        object.awakeFromSnapshotEvents(.refresh)
+        object.sendSnapshotEvents(.refresh)
         unprocessedRefreshed[key] = object
     }
 

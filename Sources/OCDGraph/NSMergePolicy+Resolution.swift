@@ -31,7 +31,7 @@ extension NSMergePolicy {
     func resolveLocking(_ conflict: NSMergeConflict) {
         let object = conflict.sourceObject
         guard let context = object.managedObjectContext else { return }
-        defer { object.awakeFromSnapshotEvents(.mergePolicy) }
+        defer { object.sendSnapshotEvents(.mergePolicy) }
         guard let row = conflict.currentStoredRow(in: context) else {
             // Deleted in the store.
             if mergeType == .overwriteMergePolicyType && !object.isDeleted {

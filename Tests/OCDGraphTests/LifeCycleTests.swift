@@ -717,9 +717,13 @@ class UnmodeledNicknameEmployee: NSManagedObject, @unchecked Sendable {
     override func didSave() { saves.did += 1 }
 }
 
-/// The same, but its context is to mark an object updated when the nickname changes.
+/// The same, but its context is to mark an object updated when the nickname changes. Its fault and
+/// snapshot hooks clear the nickname, as a class clears caches of its own there.
 final class TrackedNicknameEmployee: UnmodeledNicknameEmployee, @unchecked Sendable {
     override class var contextShouldIgnoreUnmodeledPropertyChanges: Bool { false }
+    override func willTurnIntoFault() { nickname = "" }
+    override func didTurnIntoFault() { nickname = "" }
+    override func awakeFromSnapshotEvents(_ flags: NSSnapshotEventType) { nickname = "" }
 }
 
 @Suite("Life cycle: changes of unmodeled properties")
@@ -764,5 +768,35 @@ struct UnmodeledPropertyChangeTests {
         let other = stack.newContext()
         let stored = try #require(try stack.fetch("Employee", in: other).first)
         #expect(stored.string("name") == "Ann")
+    }
+
+    @Test func theSaveKeepsTheRowsVersion() throws {
+        let (stack, ann) = try stack(TrackedNicknameEmployee.self)
+        // Read before the save: with the row's version raised, its save would be an optimistic-locking
+        // conflict (the default merge policy's error).
+        let other = stack.newContext()
+        let annThere = try #require(try stack.fetch("Employee", in: other).first)
+        _ = annThere.string("name")
+        ann.nickname = "Annie"
+        try stack.context.save()
+        annThere.setValue("Anna", forKey: "name")
+        try other.save()
+    }
+
+    @Test func theFaultAndSnapshotHooksDoNotDirtyTheObjectAgain() throws {
+        let (stack, ann) = try stack(TrackedNicknameEmployee.self)
+        ann.nickname = "Annie"
+        ann.setValue("Anna", forKey: "name")
+        stack.context.refresh(ann, mergeChanges: false)
+        #expect(ann.isFault && !ann.isUpdated && !stack.context.hasChanges)
+
+        ann.setValue("Anna", forKey: "name")
+        ann.nickname = "Annie"
+        stack.context.rollback()
+        #expect(!ann.isUpdated && !stack.context.hasChanges)
+
+        ann.nickname = "Annie"
+        stack.context.reset()
+        #expect(!stack.context.hasChanges && stack.context.updatedObjects.isEmpty)
     }
 }
