@@ -39,7 +39,15 @@ extension ManagedKeyValueObserving {
     public func observeValue(forKey key: String, options: NSKeyValueObservingOptions = [],
                              changeHandler: @escaping (Self, NSKeyValueChange, Any?, Any?, IndexSet?, Bool) -> Void) -> NSKeyValueObservation {
         // Keys of this object only: a key path through a relationship ("department.name") is not followed.
-        let affecting = Swift.type(of: self).keyPathsForValuesAffectingValue(forKey: key).filter { !$0.contains(".") && $0 != key }
+        // Followed to the keys those depend on in turn, as Foundation does (a cycle ends where it began).
+        var affecting = Set<String>()
+        var toAsk = [key]
+        while let next = toAsk.popLast() {
+            for other in Swift.type(of: self).keyPathsForValuesAffectingValue(forKey: next)
+            where !other.contains(".") && other != key && affecting.insert(other).inserted {
+                toAsk.append(other)
+            }
+        }
         let observer = KeyObserver(key: key, options: options, affectingKeys: affecting) { [unowned self] kind, old, new, indexes, isPrior in
             changeHandler(self, kind, old, new, indexes, isPrior)
         }

@@ -312,14 +312,22 @@ final class LabelledEmployee: NSManagedObject, @unchecked Sendable {
         "\(value(forKey: "name") as? String ?? "?") (\((value(forKey: "age") as? NSNumber)?.intValue ?? 0))"
     }
 
+    /// Depends on `label`, which depends on name and age; `label` depends on it back (a cycle).
+    var banner: String { "** \(label) **" }
+
     override class func keyPathsForValuesAffectingValue(forKey key: String) -> Set<String> {
+        switch key {
         // "department.name" is a key path through a relationship: ignored here, as documented.
-        key == "label" ? ["name", "age", "department.name"] : super.keyPathsForValuesAffectingValue(forKey: key)
+        case "label": ["name", "age", "department.name", "banner"]
+        case "banner": ["label"]
+        default: super.keyPathsForValuesAffectingValue(forKey: key)
+        }
     }
 
     override class var managedKeyTable: ManagedKeyTable {
         var table = super.managedKeyTable
         table.accessor(\LabelledEmployee.label, key: "label")
+        table.accessor(\LabelledEmployee.banner, key: "banner")
         return table
     }
 }
@@ -391,6 +399,18 @@ struct DependentKeyTests {
         // Told once per modeled key it depends on, with the committed values back.
         #expect(reports == [Report(old: "Anna (30)", new: "Ann (30)", isPrior: false), Report(old: "Anna (30)", new: "Ann (30)", isPrior: false)])
         #expect(LabelledEmployee.keyPathsForValuesAffectingValue(forKey: "name").isEmpty)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func dependenciesOfDependenciesAreFollowed() throws {
+        let stack = try stack()
+        let ann = stack.insert("Employee", ["name": "Ann", "age": 30])
+        var reports: [Report] = []
+        let token = ann.observeValue(forKey: "banner", options: [.old, .new]) { _, _, old, new, _, isPrior in
+            reports.append(Report(old: old as? String, new: new as? String, isPrior: isPrior))
+        }
+        ann.setValue("Bo", forKey: "name")
+        #expect(reports == [Report(old: "** Ann (30) **", new: "** Bo (30) **", isPrior: false)])
         withExtendedLifetime(token) {}
     }
 
