@@ -21,6 +21,8 @@ import Testing
     @Test func aKilledWriterLeavesOnlyWholeSaves() throws {
         let writer = try #require(Self.writer, "ocd-kill-writer is built with the tests (swift build --build-tests)")
         let folder = TemporaryFolder()
+        // Kept to the end: its deinit removes the files the writer process is still using.
+        defer { withExtendedLifetime(folder) {} }
         let store = folder.file("Killed.sqlite")
         var totalSaves = 0
         // Several rounds on the same file: each run must open what the last one left behind.
@@ -98,6 +100,8 @@ import Testing
     @Test func anObjectChangedByAnotherProcessIsAMergeConflict() throws {
         let writer = try #require(Self.writer, "ocd-kill-writer is built with the tests (swift build --build-tests)")
         let folder = TemporaryFolder()
+        // Kept to the end: its deinit removes the files the writer process is still using.
+        defer { withExtendedLifetime(folder) {} }
         let store = folder.file("Shared.sqlite")
         let model = LedgerModel.make()
         // This process creates the ledger and keeps it in a context.
