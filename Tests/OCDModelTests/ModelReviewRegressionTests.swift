@@ -179,6 +179,17 @@ struct FrozenModelTests {
         #expect(output.contains("NSManagedObjectModel: Can't modify an immutable model."), "stopped with another message: \(output)")
     }
 
+    @Test func anEntityOfAModelInUseCannotBecomeASubentity() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let model = FrozenModelTests.frozenModel()
+            let parent = NSEntityDescription()
+            parent.name = "Parent"
+            withExtendedLifetime(model) { parent.subentities = [model.entitiesByName["A"]!] }
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("NSManagedObjectModel: Can't modify an immutable model."), "stopped with another message: \(output)")
+    }
+
     @Test func aCompositeElementCannotChange() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let model = FrozenModelTests.frozenModel()

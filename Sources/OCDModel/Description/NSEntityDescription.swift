@@ -124,6 +124,8 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
         get { ownSubentities }
         set {
             assertEditable()
+            // The children change too (their superentity): none may belong to a model in use.
+            for child in ownSubentities + newValue { child.assertEditable() }
             for child in ownSubentities where child.superentity === self {
                 child.superentity = nil
                 child.superentityName = nil
