@@ -83,14 +83,19 @@ extension NSManagedObjectContext {
                 }
             }
         }
-        for object in insertedNow + updatedNow {
+        // Loop by loop rather than over `insertedNow + updatedNow`: no joined array made for each pass.
+        func markSaved(_ object: NSManagedObject) {
             object.status.subtract([.inserted, .updated])
             for (slot, _) in object.layout.relationships { (object.slots[slot] as? ToManyStorage)?.modified = false }
         }
+        for object in insertedNow { markSaved(object) }
+        for object in updatedNow { markSaved(object) }
         inserted = [:]
         updated = [:]
         deleted = [:]
-        for object in insertedNow + updatedNow + deletedNow { object.didSave() }
+        for object in insertedNow { object.didSave() }
+        for object in updatedNow { object.didSave() }
+        for object in deletedNow { object.didSave() }
         // Apple's state after the save: a deleted object is a fault outside any context, no longer deleted.
         for object in deletedNow {
             registry[object.objectID] = nil
@@ -114,6 +119,8 @@ extension NSManagedObjectContext {
         // The keys are the addresses: sorted as plain words, then turned back into the objects the
         // dictionary keeps alive.
         assert(objects.allSatisfy { $0.key == ObjectIdentifier($0.value) }, "a changed object listed under another key")
+        // Nothing to sort (a small save changes one object): no array of addresses made and sorted.
+        if objects.count < 2 { return objects.isEmpty ? [] : [objects.first!.value] }
         let addresses = AddressSort.sorted(objects.keys.map { UInt(bitPattern: $0) })
         return addresses.map { Unmanaged<NSManagedObject>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).takeUnretainedValue() }
     }
@@ -199,15 +206,17 @@ extension NSManagedObjectContext {
                 Self.contextsCollectingWillSaveChanges.subtract(1, ordering: .relaxed)
             }
             var errors: [NSError] = []
-            for (objects, validate) in [(deletedNow, { (o: NSManagedObject) in try o.validateForDelete() }),
-                                        (insertedNow, { (o: NSManagedObject) in try o.validateForInsert() }),
-                                        (updatedNow, { (o: NSManagedObject) in try o.validateForUpdate() })] {
+            // A set at a time: validated, then given willSave() if it is valid.
+            func handle(_ objects: [NSManagedObject], _ validate: (NSManagedObject) throws -> Void) {
                 let before = errors.count
                 for object in objects {
                     do { try validate(object) } catch let error as NSError { errors.append(error) }
                 }
                 if errors.count == before { for object in objects { object.willSave() } }
             }
+            handle(deletedNow) { try $0.validateForDelete() }
+            handle(insertedNow) { try $0.validateForInsert() }
+            handle(updatedNow) { try $0.validateForUpdate() }
             if let error = NSManagedObject.combine(errors) { throw error }
             processPendingChanges()
             var next = changedDuringWillSave ?? [:]
