@@ -46,9 +46,7 @@ public enum ScratchFiles {
     /// A path named `name` (`"Model.xcdatamodel"`, `"Out.momd"`, `"Store.sqlite"`) in a new folder of its
     /// own inside ``folder``: the folder exists, the path does not.
     public static func path(_ name: String) -> URL {
-        let parent = folder.appendingPathComponent(UUID().uuidString)
-        try? FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
-        return parent.appendingPathComponent(name)
+        newFolder().appendingPathComponent(name)
     }
 
     /// A new, empty folder inside ``folder``.

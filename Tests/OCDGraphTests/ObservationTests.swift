@@ -348,42 +348,47 @@ struct DependentKeyTests {
         let isPrior: Bool
     }
 
+    /// Observes `key` of `object` and keeps what it is told; every report must be a setting.
+    final class Recorder {
+        var reports: [Report] = []
+        private(set) var token: NSKeyValueObservation?
+
+        init(_ object: NSManagedObject, _ key: String, _ options: NSKeyValueObservingOptions) {
+            token = object.observeValue(forKey: key, options: options) { [unowned self] _, kind, old, new, _, isPrior in
+                #expect(kind == .setting)
+                reports.append(Report(old: old as? String, new: new as? String, isPrior: isPrior))
+            }
+        }
+    }
+
     @Test func anObserverOfADerivedKeyIsToldWhenAKeyItDependsOnChanges() throws {
         let stack = try stack()
         let ann = stack.insert("Employee", ["name": "Ann", "age": 30])
-        var reports: [Report] = []
-        let token = ann.observeValue(forKey: "label", options: [.old, .new, .prior]) { _, kind, old, new, _, isPrior in
-            #expect(kind == .setting)
-            reports.append(Report(old: old as? String, new: new as? String, isPrior: isPrior))
-        }
+        let recorder = Recorder(ann, "label", [.old, .new, .prior])
         ann.setValue("Anna", forKey: "name")
-        #expect(reports == [Report(old: "Ann (30)", new: nil, isPrior: true), Report(old: "Ann (30)", new: "Anna (30)", isPrior: false)])
-        reports = []
+        #expect(recorder.reports == [Report(old: "Ann (30)", new: nil, isPrior: true), Report(old: "Ann (30)", new: "Anna (30)", isPrior: false)])
+        recorder.reports = []
         ann.setValue(31, forKey: "age")
-        #expect(reports == [Report(old: "Anna (30)", new: nil, isPrior: true), Report(old: "Anna (30)", new: "Anna (31)", isPrior: false)])
-        reports = []
+        #expect(recorder.reports == [Report(old: "Anna (30)", new: nil, isPrior: true), Report(old: "Anna (30)", new: "Anna (31)", isPrior: false)])
+        recorder.reports = []
         // A key it does not depend on, and a key path through a relationship, tell it nothing.
         ann.setValue("ann@example.com", forKey: "email")
         ann.setValue(stack.insert("Department", ["name": "R&D"]), forKey: "department")
-        #expect(reports.isEmpty)
-        token.invalidate()
+        #expect(recorder.reports.isEmpty)
+        recorder.token?.invalidate()
         ann.setValue("Annie", forKey: "name")
-        #expect(reports.isEmpty)
+        #expect(recorder.reports.isEmpty)
     }
 
     @Test func nestedChangesOfTwoKeysReportEachWithTheValueBeforeIt() throws {
         let stack = try stack()
         let ann = stack.insert("Employee", ["name": "Ann", "age": 30])
-        var reports: [Report] = []
-        let token = ann.observeValue(forKey: "label", options: [.old, .new]) { _, _, old, new, _, isPrior in
-            reports.append(Report(old: old as? String, new: new as? String, isPrior: isPrior))
-        }
+        let recorder = Recorder(ann, "label", [.old, .new])
         ann.willChangeValue(forKey: "name")
         ann.setPrimitiveValue("Bo", forKey: "name")
         ann.setValue(40, forKey: "age")
         ann.didChangeValue(forKey: "name")
-        #expect(reports == [Report(old: "Bo (30)", new: "Bo (40)", isPrior: false), Report(old: "Ann (30)", new: "Bo (40)", isPrior: false)])
-        withExtendedLifetime(token) {}
+        #expect(recorder.reports == [Report(old: "Bo (30)", new: "Bo (40)", isPrior: false), Report(old: "Ann (30)", new: "Bo (40)", isPrior: false)])
     }
 
     @Test func aRollbackTellsTheObserverOfADerivedKey() throws {
@@ -391,40 +396,28 @@ struct DependentKeyTests {
         let id = try stack.seed("Employee", ["name": "Ann", "age": 30])
         let ann = try stack.context.existingObject(with: id)
         ann.setValue("Anna", forKey: "name")
-        var reports: [Report] = []
-        let token = ann.observeValue(forKey: "label", options: [.old, .new]) { _, _, old, new, _, isPrior in
-            reports.append(Report(old: old as? String, new: new as? String, isPrior: isPrior))
-        }
+        let recorder = Recorder(ann, "label", [.old, .new])
         stack.context.rollback()
         // Told once per modeled key it depends on, with the committed values back.
-        #expect(reports == [Report(old: "Anna (30)", new: "Ann (30)", isPrior: false), Report(old: "Anna (30)", new: "Ann (30)", isPrior: false)])
+        #expect(recorder.reports == [Report(old: "Anna (30)", new: "Ann (30)", isPrior: false), Report(old: "Anna (30)", new: "Ann (30)", isPrior: false)])
         #expect(LabelledEmployee.keyPathsForValuesAffectingValue(forKey: "name").isEmpty)
-        withExtendedLifetime(token) {}
     }
 
     @Test func dependenciesOfDependenciesAreFollowed() throws {
         let stack = try stack()
         let ann = stack.insert("Employee", ["name": "Ann", "age": 30])
-        var reports: [Report] = []
-        let token = ann.observeValue(forKey: "banner", options: [.old, .new]) { _, _, old, new, _, isPrior in
-            reports.append(Report(old: old as? String, new: new as? String, isPrior: isPrior))
-        }
+        let recorder = Recorder(ann, "banner", [.old, .new])
         ann.setValue("Bo", forKey: "name")
-        #expect(reports == [Report(old: "** Ann (30) **", new: "** Bo (30) **", isPrior: false)])
-        withExtendedLifetime(token) {}
+        #expect(recorder.reports == [Report(old: "** Ann (30) **", new: "** Bo (30) **", isPrior: false)])
     }
 
     @Test func turningIntoAFaultReadsNoNewValue() throws {
         let stack = try stack()
         let id = try stack.seed("Employee", ["name": "Ann", "age": 30])
         let ann = try stack.context.existingObject(with: id)
-        var reports: [Report] = []
-        let token = ann.observeValue(forKey: "label", options: [.old, .new]) { _, _, old, new, _, isPrior in
-            reports.append(Report(old: old as? String, new: new as? String, isPrior: isPrior))
-        }
+        let recorder = Recorder(ann, "label", [.old, .new])
         stack.context.refresh(ann, mergeChanges: false)
         #expect(ann.isFault, "reading the new value would have fired the fault")
-        #expect(reports == [Report(old: "Ann (30)", new: nil, isPrior: false), Report(old: "Ann (30)", new: nil, isPrior: false)])
-        withExtendedLifetime(token) {}
+        #expect(recorder.reports == [Report(old: "Ann (30)", new: nil, isPrior: false), Report(old: "Ann (30)", new: nil, isPrior: false)])
     }
 }
