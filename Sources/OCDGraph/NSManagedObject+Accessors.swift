@@ -116,6 +116,13 @@ extension NSManagedObject {
 
     /// Adds `objects` to the to-many relationship `key` (appends them to an ordered one).
     public func managedAdd<S: Sequence>(_ objects: S, forKey key: String) where S.Element: NSManagedObject {
+        if let current = orderedMembersIfOrdered(key) {
+            // An insertion at the end of those not yet members, once each (as NSMutableOrderedSet).
+            var seen = Set(current.map(ObjectIdentifier.init))
+            let added = objects.filter { seen.insert(ObjectIdentifier($0)).inserted }
+            changeOrdered(key, .insertion, at: IndexSet(integersIn: current.count..<current.count + added.count), to: current + added)
+            return
+        }
         mutateToMany(key, mutation: .union, objects: Array(objects)) { current, added in current + added }
     }
 
@@ -130,6 +137,11 @@ extension NSManagedObject {
     /// Removes `objects` from the to-many relationship `key`.
     public func managedRemove<S: Sequence>(_ objects: S, forKey key: String) where S.Element: NSManagedObject {
         let removed = Set(objects.map(ObjectIdentifier.init))
+        if let current = orderedMembersIfOrdered(key) {
+            let indexes = IndexSet(current.indices.filter { removed.contains(ObjectIdentifier(current[$0])) })
+            changeOrdered(key, .removal, at: indexes, to: current.filter { !removed.contains(ObjectIdentifier($0)) })
+            return
+        }
         mutateToMany(key, mutation: .minus, objects: Array(objects)) { current, _ in
             current.filter { !removed.contains(ObjectIdentifier($0)) }
         }
@@ -179,39 +191,74 @@ extension NSManagedObject {
 
     /// Inserts `objects` into the ordered relationship `key` at `indexes`.
     public func managedInsert<S: Sequence>(_ objects: S, at indexes: NSIndexSet, forKey key: String) where S.Element: NSManagedObject {
-        // As NSMutableOrderedSet: an object already in the relationship stays where it is.
-        let present = Set(orderedMembers(key).map(ObjectIdentifier.init))
-        let inserted = Array(zip(objects, indexes)).filter { !present.contains(ObjectIdentifier($0.0)) }
-        mutateToMany(key, mutation: .union, objects: inserted.map(\.0)) { current, _ in
-            var result = current
-            for (object, index) in inserted { result.insert(object, at: min(index, result.count)) }
-            return result
+        let current = orderedMembers(key)
+        // As NSMutableOrderedSet: an object already in the relationship stays where it is, and each
+        // index is a place in the relationship as it is when its object goes in.
+        let before = Set(current.map(ObjectIdentifier.init))
+        var present = before
+        var result = current
+        for (object, index) in zip(objects, indexes) where present.insert(ObjectIdentifier(object)).inserted {
+            result.insert(object, at: min(index, result.count))
         }
+        let inserted = IndexSet(result.indices.filter { !before.contains(ObjectIdentifier(result[$0])) })
+        changeOrdered(key, .insertion, at: inserted, to: result)
     }
 
     /// Removes the objects at `indexes` from the ordered relationship `key`.
     public func managedRemove(at indexes: NSIndexSet, forKey key: String) {
         let current = orderedMembers(key)
-        let removed = indexes.compactMap { $0 < current.count ? current[$0] : nil }
-        managedRemove(removed, forKey: key)
+        let removed = IndexSet(indexes.filter { $0 < current.count })
+        changeOrdered(key, .removal, at: removed, to: current.indices.filter { !removed.contains($0) }.map { current[$0] })
     }
 
     /// Replaces the objects at `indexes` of the ordered relationship `key` with `objects`.
     public func managedReplace<S: Sequence>(at indexes: NSIndexSet, with objects: S, forKey key: String) where S.Element: NSManagedObject {
-        let replacements = Array(objects)
         let current = orderedMembers(key)
         var result = current
-        for (index, object) in zip(indexes, replacements) where index < result.count { result[index] = object }
-        let changed = Set(current.map(ObjectIdentifier.init)).symmetricDifference(result.map(ObjectIdentifier.init))
-        let involved = (current + result).filter { changed.contains(ObjectIdentifier($0)) }
-        mutateToMany(key, mutation: .set, objects: involved) { _, _ in result }
+        var replaced = IndexSet()
+        for (index, object) in zip(indexes, objects) where index < result.count && result[index] !== object {
+            // An object already elsewhere in the relationship would be there twice: as
+            // NSMutableOrderedSet, that place keeps its object.
+            if result.contains(where: { $0 === object }) { continue }
+            result[index] = object
+            replaced.insert(index)
+        }
+        changeOrdered(key, .replacement, at: replaced, to: result)
+    }
+
+    /// Moves the objects at `indexes` of the ordered relationship `key` so that they start at `index`
+    /// of what is left, in their order. Observers are told of one replacement at the indexes whose
+    /// member changed.
+    func managedMove(at indexes: IndexSet, to index: Int, forKey key: String) {
+        let current = orderedMembers(key)
+        let valid = indexes.filter { $0 < current.count }
+        var rest = current.indices.filter { !valid.contains($0) }.map { current[$0] }
+        rest.insert(contentsOf: valid.map { current[$0] }, at: Swift.min(Swift.max(index, 0), rest.count))
+        changeOrdered(key, .replacement, at: IndexSet(current.indices.filter { current[$0] !== rest[$0] }), to: rest)
     }
 
     private func orderedMembers(_ key: String) -> [NSManagedObject] {
-        guard let slot = layout.slot(named: key), layout.properties[slot] is NSRelationshipDescription else {
-            fatalError("\(key) is not a relationship of the entity \(entity.name ?? "?").")
+        guard let slot = layout.slot(named: key), let relationship = layout.properties[slot] as? NSRelationshipDescription,
+              relationship.isToMany else {
+            fatalError("\(key) is not a to-many relationship of the entity \(entity.name ?? "?").")
         }
         return toMany(slot).objects
+    }
+
+    /// The members of `key` if it is an ordered to-many relationship (firing the fault), else nil.
+    private func orderedMembersIfOrdered(_ key: String) -> [NSManagedObject]? {
+        guard let slot = layout.slot(named: key), let relationship = layout.properties[slot] as? NSRelationshipDescription,
+              relationship.isToMany, relationship.isOrdered else { return nil }
+        return toMany(slot).objects
+    }
+
+    /// Sets the ordered to-many relationship `key` to `members`, announced as a change of `kind` at
+    /// `indexes` (nothing happens for no indexes), through the overridable indexed notifications.
+    private func changeOrdered(_ key: String, _ kind: NSKeyValueChange, at indexes: IndexSet, to members: [NSManagedObject]) {
+        guard !indexes.isEmpty else { return }
+        willChange(kind, valuesAt: indexes, forKey: key)
+        setPrimitiveValue(members, forKey: key)
+        didChange(kind, valuesAt: indexes, forKey: key)
     }
 
     private static func objects(in elements: [Any], key: String) -> [NSManagedObject] {
@@ -353,11 +400,5 @@ public final class ManagedMutableOrderedSet: ManagedRelationshipProxy, Sequence 
     }
     public func removeAllObjects() { object.managedRemove(members, forKey: key) }
     /// Moves the objects at `indexes` so that they start at `index`.
-    public func moveObjects(at indexes: IndexSet, to index: Int) {
-        let current = members
-        let moved = indexes.map { current[$0] }
-        var rest = current.enumerated().filter { !indexes.contains($0.offset) }.map(\.element)
-        rest.insert(contentsOf: moved, at: Swift.min(index, rest.count))
-        object.mutateToMany(key, mutation: .set, objects: moved) { _, _ in rest }
-    }
+    public func moveObjects(at indexes: IndexSet, to index: Int) { object.managedMove(at: indexes, to: index, forKey: key) }
 }

@@ -268,6 +268,17 @@ extension NSManagedObject {
         endChange(key, kind: Self.changeKind(mutation), objects: objects)
     }
 
+    /// Announces a change of the members at `indexes` of the ordered to-many relationship `key`.
+    func noteWillChange(_ key: String, kind: NSKeyValueChange, indexes: IndexSet) {
+        if ConcurrencyDebug.isEnabled { assertQueue(forChangeOf: key) }
+        beginChange(key, kind: kind, objects: nil, indexes: kind == .setting ? nil : indexes)
+    }
+
+    /// Completes a change of the members at `indexes` of the ordered to-many relationship `key`.
+    func noteDidChange(_ key: String, kind: NSKeyValueChange, indexes: IndexSet) {
+        endChange(key, kind: kind, objects: nil, indexes: kind == .setting ? nil : indexes)
+    }
+
     private static func changeKind(_ mutation: NSKeyValueSetMutationKind) -> NSKeyValueChange {
         switch mutation {
         case .union: return .insertion
@@ -277,10 +288,10 @@ extension NSManagedObject {
         }
     }
 
-    private func beginChange(_ key: String, kind: NSKeyValueChange, objects: Set<AnyHashable>?) {
+    private func beginChange(_ key: String, kind: NSKeyValueChange, objects: Set<AnyHashable>?, indexes: IndexSet? = nil) {
         guard let slot = layout.slot(named: key) else {
             // An unmodeled property: observers only.
-            notifyObservers(key, kind: kind, old: nil, new: nil, isPrior: true)
+            notifyObservers(key, kind: kind, old: nil, new: nil, indexes: indexes, isPrior: true)
             return
         }
         fireFault()
@@ -338,19 +349,19 @@ extension NSManagedObject {
         if recordsEventValue { recordEventOldValue(change.oldValue, slot: slot) }
         if extras != nil { registrarWillSet(slot: slot) }
         if !observers.isEmpty {
-            let (old, _) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
-            notifyObservers(key, kind: kind, old: old, new: nil, isPrior: true)
+            let (old, _) = observedValues(kind: kind, key: key, change: change, objects: objects, indexes: indexes, slot: slot, isPrior: true)
+            notifyObservers(key, kind: kind, old: old, new: nil, indexes: indexes, isPrior: true)
         }
     }
 
-    private func endChange(_ key: String, kind: NSKeyValueChange, objects: Set<AnyHashable>?) {
+    private func endChange(_ key: String, kind: NSKeyValueChange, objects: Set<AnyHashable>?, indexes: IndexSet? = nil) {
         guard let slot = layout.slot(named: key) else {
             // An unmodeled key (a property the class keeps itself): its value is read only for an
             // observer that asked for it, as key-value observing does; nobody else may be able to read it.
             if observers.contains(where: { $0.isValid && $0.key == key && $0.options.contains(.new) }) {
-                notifyObservers(key, kind: kind, old: nil, new: value(forKey: key), isPrior: false)
+                notifyObservers(key, kind: kind, old: nil, new: value(forKey: key), indexes: indexes, isPrior: false)
             } else {
-                notifyObservers(key, kind: kind, old: nil, new: nil, isPrior: false)
+                notifyObservers(key, kind: kind, old: nil, new: nil, indexes: indexes, isPrior: false)
             }
             // A class that does not let its context ignore such changes has its objects marked updated
             // (saved with no column written: nothing modeled changed).
@@ -366,7 +377,7 @@ extension NSManagedObject {
             fastPendingSlot = 0
             tellContextOfChange()
             if extras != nil {
-                notifyEndOfChange(key, kind: kind, objects: objects, slot: slot, change: PendingChange(oldObjects: nil, oldValue: nil, depth: 0))
+                notifyEndOfChange(key, kind: kind, objects: objects, indexes: indexes, slot: slot, change: PendingChange(oldObjects: nil, oldValue: nil, depth: 0))
             }
             return
         }
@@ -384,7 +395,7 @@ extension NSManagedObject {
             }
         }
         tellContextOfChange()
-        if extras != nil { notifyEndOfChange(key, kind: kind, objects: objects, slot: slot, change: change) }
+        if extras != nil { notifyEndOfChange(key, kind: kind, objects: objects, indexes: indexes, slot: slot, change: change) }
     }
 
     /// Lists the object for the context's event, unless that would do nothing.
@@ -396,11 +407,11 @@ extension NSManagedObject {
     }
 
     /// The end of a change for Swift Observation and key-value observers.
-    private func notifyEndOfChange(_ key: String, kind: NSKeyValueChange, objects: Set<AnyHashable>?, slot: Int, change: PendingChange) {
+    private func notifyEndOfChange(_ key: String, kind: NSKeyValueChange, objects: Set<AnyHashable>?, indexes: IndexSet?, slot: Int, change: PendingChange) {
         registrarDidSet(slot: slot)
         if !observers.isEmpty {
-            let (old, new) = observedValues(kind: kind, key: key, change: change, objects: objects, slot: slot)
-            notifyObservers(key, kind: kind, old: old, new: new, isPrior: false)
+            let (old, new) = observedValues(kind: kind, key: key, change: change, objects: objects, indexes: indexes, slot: slot, isPrior: false)
+            notifyObservers(key, kind: kind, old: old, new: new, indexes: indexes, isPrior: false)
         }
     }
 
@@ -427,8 +438,19 @@ extension NSManagedObject {
     }
 
     /// Old and new values as an observer sees them: whole values for a setting, the inserted or removed
-    /// objects for a set mutation.
-    private func observedValues(kind: NSKeyValueChange, key: String, change: PendingChange, objects: Set<AnyHashable>?, slot: Int) -> (Any?, Any?) {
+    /// objects for a set mutation, and for a change at indexes of an ordered relationship the arrays of
+    /// the members at those indexes before (removal, replacement) and after it (insertion, replacement),
+    /// as key-value observing reports them. Before the change, the new value is not read.
+    private func observedValues(kind: NSKeyValueChange, key: String, change: PendingChange, objects: Set<AnyHashable>?,
+                                indexes: IndexSet?, slot: Int, isPrior: Bool) -> (Any?, Any?) {
+        if let indexes, kind != .setting, layout.kinds[slot] == .toMany {
+            func members(of ordered: [NSManagedObject]) -> [NSManagedObject] {
+                indexes.compactMap { $0 < ordered.count ? ordered[$0] : nil }
+            }
+            let old = kind == .insertion ? nil : members(of: change.oldObjects ?? [])
+            let new = kind == .removal || isPrior ? nil : members(of: toMany(slot).objects)
+            return (old, new)
+        }
         switch kind {
         case .setting:
             return (SlotValues.boxed(change.oldValue), publicValue(slot: slot))
@@ -474,6 +496,14 @@ extension NSManagedObject {
         if inverse.isToMany {
             let storage = toMany(slot)
             guard !storage.contains(source) else { return }
+            if inverse.isOrdered {
+                // Appended: an insertion at the end, as the indexed notifications of an ordered relationship say.
+                let end: IndexSet = [storage.objects.count]
+                willChange(.insertion, valuesAt: end, forKey: inverse.name)
+                storage.append(source)
+                didChange(.insertion, valuesAt: end, forKey: inverse.name)
+                return
+            }
             // One set for both notifications: wrapping an object in an AnyHashable is a dynamic cast.
             let changed: Set<AnyHashable> = [source]
             willChangeValue(forKey: inverse.name, withSetMutation: .union, using: changed)
@@ -499,6 +529,13 @@ extension NSManagedObject {
         if inverse.isToMany {
             let storage = toMany(slot)
             guard storage.contains(source) else { return }
+            if inverse.isOrdered, let index = storage.objects.firstIndex(where: { $0 === source }) {
+                let at: IndexSet = [index]
+                willChange(.removal, valuesAt: at, forKey: inverse.name)
+                storage.remove(source)
+                didChange(.removal, valuesAt: at, forKey: inverse.name)
+                return
+            }
             let changed: Set<AnyHashable> = [source]
             willChangeValue(forKey: inverse.name, withSetMutation: .minus, using: changed)
             storage.remove(source)
@@ -569,7 +606,7 @@ extension NSManagedObject {
         }
     }
 
-    func notifyObservers(_ key: String, kind: NSKeyValueChange, old: Any?, new: Any?, isPrior: Bool) {
+    func notifyObservers(_ key: String, kind: NSKeyValueChange, old: Any?, new: Any?, indexes: IndexSet? = nil, isPrior: Bool) {
         guard !observers.isEmpty else { return }
         for observer in observers where observer.isValid {
             if observer.key != key {
@@ -578,7 +615,7 @@ extension NSManagedObject {
             }
             if isPrior && !observer.options.contains(.prior) { continue }
             observer.handler(kind, observer.options.contains(.old) ? old : nil,
-                             observer.options.contains(.new) && !isPrior ? new : nil, nil, isPrior)
+                             observer.options.contains(.new) && !isPrior ? new : nil, indexes, isPrior)
         }
     }
 

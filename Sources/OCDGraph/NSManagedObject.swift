@@ -475,6 +475,21 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         noteDidChange(key, mutation: mutation, objects: objects)
     }
 
+    /// Announces a change of the members at `indexes` of the ordered to-many relationship `key`:
+    /// `.insertion` (indexes in the new value), `.removal` (indexes in the old value) or `.replacement`.
+    /// Observers are told the kind and the indexes and, as they asked, the members removed or replaced
+    /// (old) and the members inserted or put in their place (new), each as an array in index order.
+    /// Paired with ``didChange(_:valuesAt:forKey:)``; `.setting` announces a change of the whole value.
+    open func willChange(_ changeKind: NSKeyValueChange, valuesAt indexes: IndexSet, forKey key: String) {
+        noteWillChange(key, kind: changeKind, indexes: indexes)
+    }
+
+    /// Completes a change announced by ``willChange(_:valuesAt:forKey:)``: marks the object changed,
+    /// updates the inverse relationship and notifies observers.
+    open func didChange(_ changeKind: NSKeyValueChange, valuesAt indexes: IndexSet, forKey key: String) {
+        noteDidChange(key, kind: changeKind, indexes: indexes)
+    }
+
     /// The class's key-value coding table: key path names, class-provided accessors, custom primitive
     /// accessors and `validate<Key>` methods. `@ManagedObject` overrides it; the base table is empty.
     open class var managedKeyTable: ManagedKeyTable { ManagedKeyTable() }

@@ -421,3 +421,167 @@ struct DependentKeyTests {
         #expect(recorder.reports == [Report(old: "Ann (30)", new: nil, isPrior: false), Report(old: "Ann (30)", new: nil, isPrior: false)])
     }
 }
+
+@Suite("Key-value observing: changes at indexes of an ordered to-many relationship")
+struct OrderedIndexTests {
+    struct Report: Equatable {
+        let kind: NSKeyValueChange
+        let old: [String]?
+        let new: [String]?
+        let indexes: IndexSet?
+        let isPrior: Bool
+    }
+
+    /// Observes `key` of `object`, keeping each report with its members by title.
+    final class Recorder {
+        var reports: [Report] = []
+        private(set) var token: NSKeyValueObservation?
+
+        init(_ object: NSManagedObject, _ key: String, _ options: NSKeyValueObservingOptions = [.old, .new, .prior]) {
+            token = object.observeValue(forKey: key, options: options) { [unowned self] _, kind, old, new, indexes, isPrior in
+                func titles(_ value: Any?) -> [String]? {
+                    guard let value else { return nil }
+                    guard let members = value as? [NSManagedObject] else {
+                        Issue.record("not an array of objects: \(value)")
+                        return nil
+                    }
+                    return members.map { $0.value(forKey: "title") as? String ?? "?" }
+                }
+                reports.append(Report(kind: kind, old: titles(old), new: titles(new), indexes: indexes, isPrior: isPrior))
+            }
+        }
+    }
+
+    func titles(_ employee: NSManagedObject) -> [String] {
+        (employee.value(forKey: "tasks") as? NSOrderedSet)?.array.map { ($0 as! NSManagedObject).value(forKey: "title") as! String } ?? []
+    }
+
+    func employeeWithTasks(_ stack: TestStack, _ names: [String]) -> (NSManagedObject, [NSManagedObject]) {
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        let tasks = names.map { stack.insert("Task", ["title": $0]) }
+        ann.mutableOrderedSetValue(forKey: "tasks").addObjects(from: tasks)
+        return (ann, tasks)
+    }
+
+    @Test func insertionsReportTheirIndexesInTheNewValueAndTheInsertedMembers() throws {
+        let stack = try TestStack()
+        let (ann, _) = employeeWithTasks(stack, ["a", "b"])
+        let recorder = Recorder(ann, "tasks")
+        let c = stack.insert("Task", ["title": "c"]), d = stack.insert("Task", ["title": "d"])
+        ann.mutableOrderedSetValue(forKey: "tasks").insert(c, at: 1)
+        #expect(titles(ann) == ["a", "c", "b"])
+        ann.mutableOrderedSetValue(forKey: "tasks").add(d)
+        #expect(recorder.reports == [
+            Report(kind: .insertion, old: nil, new: nil, indexes: [1], isPrior: true),
+            Report(kind: .insertion, old: nil, new: ["c"], indexes: [1], isPrior: false),
+            Report(kind: .insertion, old: nil, new: nil, indexes: [3], isPrior: true),
+            Report(kind: .insertion, old: nil, new: ["d"], indexes: [3], isPrior: false),
+        ])
+        // The inverse was kept, and the change is the event's.
+        #expect(c.value(forKey: "owner") as? NSManagedObject === ann)
+        #expect(d.value(forKey: "owner") as? NSManagedObject === ann)
+    }
+
+    @Test func insertingSeveralAtIndexesReportsWhereTheyEndedAndSkipsMembers() throws {
+        let stack = try TestStack()
+        let (ann, tasks) = employeeWithTasks(stack, ["a", "b"])
+        let recorder = Recorder(ann, "tasks", [.new])
+        let x = stack.insert("Task", ["title": "x"]), y = stack.insert("Task", ["title": "y"])
+        // "a" is already a member: as NSMutableOrderedSet, it stays where it is.
+        ann.mutableOrderedSetValue(forKey: "tasks").insert([x, tasks[0], y], at: [0, 1, 3])
+        #expect(titles(ann) == ["x", "a", "b", "y"])
+        #expect(recorder.reports == [Report(kind: .insertion, old: nil, new: ["x", "y"], indexes: [0, 3], isPrior: false)])
+    }
+
+    @Test func removalsReportTheirIndexesInTheOldValueAndTheRemovedMembers() throws {
+        let stack = try TestStack()
+        let (ann, tasks) = employeeWithTasks(stack, ["a", "b", "c", "d"])
+        let recorder = Recorder(ann, "tasks")
+        ann.mutableOrderedSetValue(forKey: "tasks").removeObjects(at: [0, 2])
+        #expect(titles(ann) == ["b", "d"])
+        ann.mutableOrderedSetValue(forKey: "tasks").remove(tasks[3])
+        #expect(recorder.reports == [
+            Report(kind: .removal, old: ["a", "c"], new: nil, indexes: [0, 2], isPrior: true),
+            Report(kind: .removal, old: ["a", "c"], new: nil, indexes: [0, 2], isPrior: false),
+            Report(kind: .removal, old: ["d"], new: nil, indexes: [1], isPrior: true),
+            Report(kind: .removal, old: ["d"], new: nil, indexes: [1], isPrior: false),
+        ])
+        #expect(tasks[0].value(forKey: "owner") == nil)
+        #expect(tasks[3].value(forKey: "owner") == nil)
+        #expect(tasks[1].value(forKey: "owner") as? NSManagedObject === ann)
+    }
+
+    @Test func replacementsReportTheOldAndNewMembersAtTheirIndexes() throws {
+        let stack = try TestStack()
+        let (ann, tasks) = employeeWithTasks(stack, ["a", "b", "c"])
+        let recorder = Recorder(ann, "tasks", [.old, .new])
+        let z = stack.insert("Task", ["title": "z"])
+        ann.mutableOrderedSetValue(forKey: "tasks").replaceObject(at: 1, with: z)
+        #expect(titles(ann) == ["a", "z", "c"])
+        // A member put at another index would be there twice: nothing changes, nothing is reported.
+        ann.mutableOrderedSetValue(forKey: "tasks").replaceObject(at: 0, with: tasks[2])
+        #expect(titles(ann) == ["a", "z", "c"])
+        #expect(recorder.reports == [Report(kind: .replacement, old: ["b"], new: ["z"], indexes: [1], isPrior: false)])
+        #expect(tasks[1].value(forKey: "owner") == nil)
+        #expect(z.value(forKey: "owner") as? NSManagedObject === ann)
+    }
+
+    @Test func aMoveIsOneReplacementOfTheIndexesWhoseMemberChanged() throws {
+        let stack = try TestStack()
+        let (ann, tasks) = employeeWithTasks(stack, ["a", "b", "c", "d"])
+        let recorder = Recorder(ann, "tasks", [.old, .new])
+        ann.mutableOrderedSetValue(forKey: "tasks").moveObjects(at: [0], to: 2)
+        #expect(titles(ann) == ["b", "c", "a", "d"])
+        #expect(recorder.reports == [Report(kind: .replacement, old: ["a", "b", "c"], new: ["b", "c", "a"], indexes: [0, 1, 2], isPrior: false)])
+        // Membership did not change: every task keeps its owner.
+        #expect(tasks.allSatisfy { $0.value(forKey: "owner") as? NSManagedObject === ann })
+    }
+
+    @Test func theInverseSideOfAnOrderedRelationshipReportsAnInsertionAtTheEndAndARemovalAtItsIndex() throws {
+        let stack = try TestStack()
+        let (ann, tasks) = employeeWithTasks(stack, ["a", "b"])
+        let recorder = Recorder(ann, "tasks")
+        let c = stack.insert("Task", ["title": "c"])
+        c.setValue(ann, forKey: "owner")
+        tasks[0].setValue(nil, forKey: "owner")
+        #expect(titles(ann) == ["b", "c"])
+        #expect(recorder.reports == [
+            Report(kind: .insertion, old: nil, new: nil, indexes: [2], isPrior: true),
+            Report(kind: .insertion, old: nil, new: ["c"], indexes: [2], isPrior: false),
+            Report(kind: .removal, old: ["a"], new: nil, indexes: [0], isPrior: true),
+            Report(kind: .removal, old: ["a"], new: nil, indexes: [0], isPrior: false),
+        ])
+    }
+
+    @Test func settingTheWholeValueIsASettingWithoutIndexes() throws {
+        let stack = try TestStack()
+        let (ann, tasks) = employeeWithTasks(stack, ["a", "b"])
+        var kinds: [(NSKeyValueChange, IndexSet?)] = []
+        let token = ann.observeValue(forKey: "tasks", options: [.new]) { _, kind, _, new, indexes, _ in
+            kinds.append((kind, indexes))
+            #expect((new as? NSOrderedSet)?.count == 1)
+        }
+        ann.setValue(NSOrderedSet(array: [tasks[1]]), forKey: "tasks")
+        #expect(kinds.count == 1)
+        #expect(kinds.first?.0 == .setting)
+        #expect(kinds.first?.1 == nil)
+        withExtendedLifetime(token) {}
+    }
+
+    /// A subclass announcing its own change at indexes: the object is changed for its context, the
+    /// inverse kept and observers told, as through the proxy.
+    @Test func theIndexedNotificationsAreOpenToCallersThatChangeTheRelationshipThemselves() throws {
+        let stack = try TestStack()
+        let (ann, _) = employeeWithTasks(stack, ["a"])
+        try stack.context.save()
+        let recorder = Recorder(ann, "tasks", [.new])
+        let b = stack.insert("Task", ["title": "b"])
+        let current = (ann.primitiveValue(forKey: "tasks") as? NSOrderedSet)?.array ?? []
+        ann.willChange(.insertion, valuesAt: [1], forKey: "tasks")
+        ann.setPrimitiveValue(NSOrderedSet(array: current + [b]), forKey: "tasks")
+        ann.didChange(.insertion, valuesAt: [1], forKey: "tasks")
+        #expect(recorder.reports == [Report(kind: .insertion, old: nil, new: ["b"], indexes: [1], isPrior: false)])
+        #expect(ann.isUpdated)
+        #expect(b.value(forKey: "owner") as? NSManagedObject === ann)
+    }
+}
