@@ -116,9 +116,10 @@ extension NSManagedObject {
 
     /// Adds `objects` to the to-many relationship `key` (appends them to an ordered one).
     public func managedAdd<S: Sequence>(_ objects: S, forKey key: String) where S.Element: NSManagedObject {
-        if let current = orderedMembersIfOrdered(key) {
+        if let storage = orderedStorage(key) {
             // An insertion at the end of those not yet members, once each (as NSMutableOrderedSet).
-            var seen = Set(current.map(ObjectIdentifier.init))
+            let current = storage.objects
+            var seen = storage.members
             let added = objects.filter { seen.insert(ObjectIdentifier($0)).inserted }
             changeOrdered(key, .insertion, at: IndexSet(integersIn: current.count..<current.count + added.count), to: current + added)
             return
@@ -137,7 +138,7 @@ extension NSManagedObject {
     /// Removes `objects` from the to-many relationship `key`.
     public func managedRemove<S: Sequence>(_ objects: S, forKey key: String) where S.Element: NSManagedObject {
         let removed = Set(objects.map(ObjectIdentifier.init))
-        if let current = orderedMembersIfOrdered(key) {
+        if let current = orderedStorage(key)?.objects {
             let indexes = IndexSet(current.indices.filter { removed.contains(ObjectIdentifier(current[$0])) })
             changeOrdered(key, .removal, at: indexes, to: current.filter { !removed.contains(ObjectIdentifier($0)) })
             return
@@ -191,37 +192,58 @@ extension NSManagedObject {
 
     /// Inserts `objects` into the ordered relationship `key` at `indexes`.
     public func managedInsert<S: Sequence>(_ objects: S, at indexes: NSIndexSet, forKey key: String) where S.Element: NSManagedObject {
-        let current = orderedMembers(key)
+        let storage = toManyStorage(key)
+        let current = storage.objects
         // As NSMutableOrderedSet: an object already in the relationship stays where it is, and each
         // index is a place in the relationship as it is when its object goes in.
-        let before = Set(current.map(ObjectIdentifier.init))
-        var present = before
+        var present = storage.members
         var result = current
         for (object, index) in zip(objects, indexes) where present.insert(ObjectIdentifier(object)).inserted {
             result.insert(object, at: min(index, result.count))
         }
-        let inserted = IndexSet(result.indices.filter { !before.contains(ObjectIdentifier(result[$0])) })
-        changeOrdered(key, .insertion, at: inserted, to: result)
+        guard isOrdered(key) else {
+            let inserted = result.filter { !storage.members.contains(ObjectIdentifier($0)) }
+            mutateToMany(key, mutation: .union, objects: inserted) { _, _ in result }
+            return
+        }
+        changeOrdered(key, .insertion, at: IndexSet(result.indices.filter { !storage.members.contains(ObjectIdentifier(result[$0])) }), to: result)
     }
 
     /// Removes the objects at `indexes` from the ordered relationship `key`.
     public func managedRemove(at indexes: NSIndexSet, forKey key: String) {
-        let current = orderedMembers(key)
+        let current = toManyStorage(key).objects
         let removed = IndexSet(indexes.filter { $0 < current.count })
-        changeOrdered(key, .removal, at: removed, to: current.indices.filter { !removed.contains($0) }.map { current[$0] })
+        let rest = current.indices.filter { !removed.contains($0) }.map { current[$0] }
+        guard isOrdered(key) else {
+            mutateToMany(key, mutation: .minus, objects: removed.map { current[$0] }) { _, _ in rest }
+            return
+        }
+        changeOrdered(key, .removal, at: removed, to: rest)
     }
 
     /// Replaces the objects at `indexes` of the ordered relationship `key` with `objects`.
+    ///
+    /// A relationship holds each member once, as `NSMutableOrderedSet` does: when the replacements
+    /// together leave every member once (a swap, any permutation), all are made; otherwise only those
+    /// bringing in an object that is not yet a member are.
     public func managedReplace<S: Sequence>(at indexes: NSIndexSet, with objects: S, forKey key: String) where S.Element: NSManagedObject {
-        let current = orderedMembers(key)
+        let storage = toManyStorage(key)
+        let current = storage.objects
+        let pairs = zip(indexes, objects).filter { $0.0 < current.count && current[$0.0] !== $0.1 }
         var result = current
-        var replaced = IndexSet()
-        for (index, object) in zip(indexes, objects) where index < result.count && result[index] !== object {
-            // An object already elsewhere in the relationship would be there twice: as
-            // NSMutableOrderedSet, that place keeps its object.
-            if result.contains(where: { $0 === object }) { continue }
-            result[index] = object
-            replaced.insert(index)
+        for (index, object) in pairs { result[index] = object }
+        var seen = Set<ObjectIdentifier>()
+        if !result.allSatisfy({ seen.insert(ObjectIdentifier($0)).inserted }) {
+            result = current
+            var incoming = storage.members
+            for (index, object) in pairs where incoming.insert(ObjectIdentifier(object)).inserted { result[index] = object }
+        }
+        let replaced = IndexSet(current.indices.filter { current[$0] !== result[$0] })
+        guard isOrdered(key) else {
+            let changed = Set(current.map(ObjectIdentifier.init)).symmetricDifference(result.map(ObjectIdentifier.init))
+            let involved = (current + result).filter { changed.contains(ObjectIdentifier($0)) }
+            if !replaced.isEmpty { mutateToMany(key, mutation: .set, objects: involved) { _, _ in result } }
+            return
         }
         changeOrdered(key, .replacement, at: replaced, to: result)
     }
@@ -231,25 +253,32 @@ extension NSManagedObject {
     /// member changed.
     func managedMove(at indexes: IndexSet, to index: Int, forKey key: String) {
         let current = orderedMembers(key)
-        let valid = indexes.filter { $0 < current.count }
+        let valid = IndexSet(indexes.filter { $0 < current.count })
         var rest = current.indices.filter { !valid.contains($0) }.map { current[$0] }
         rest.insert(contentsOf: valid.map { current[$0] }, at: Swift.min(Swift.max(index, 0), rest.count))
         changeOrdered(key, .replacement, at: IndexSet(current.indices.filter { current[$0] !== rest[$0] }), to: rest)
     }
 
-    private func orderedMembers(_ key: String) -> [NSManagedObject] {
+    private func orderedMembers(_ key: String) -> [NSManagedObject] { toManyStorage(key).objects }
+
+    /// The members of the to-many relationship `key` (firing the fault); stops for any other key.
+    private func toManyStorage(_ key: String) -> ToManyStorage {
         guard let slot = layout.slot(named: key), let relationship = layout.properties[slot] as? NSRelationshipDescription,
               relationship.isToMany else {
             fatalError("\(key) is not a to-many relationship of the entity \(entity.name ?? "?").")
         }
-        return toMany(slot).objects
+        return toMany(slot)
+    }
+
+    private func isOrdered(_ key: String) -> Bool {
+        layout.slot(named: key).flatMap { layout.properties[$0] as? NSRelationshipDescription }?.isOrdered ?? false
     }
 
     /// The members of `key` if it is an ordered to-many relationship (firing the fault), else nil.
-    private func orderedMembersIfOrdered(_ key: String) -> [NSManagedObject]? {
+    private func orderedStorage(_ key: String) -> ToManyStorage? {
         guard let slot = layout.slot(named: key), let relationship = layout.properties[slot] as? NSRelationshipDescription,
               relationship.isToMany, relationship.isOrdered else { return nil }
-        return toMany(slot).objects
+        return toMany(slot)
     }
 
     /// Sets the ordered to-many relationship `key` to `members`, announced as a change of `kind` at

@@ -260,6 +260,7 @@ extension NSManagedObject {
 
     /// Announces a mutation of the to-many relationship `key` by `objects`.
     func noteWillChange(_ key: String, mutation: NSKeyValueSetMutationKind, objects: Set<AnyHashable>) {
+        if ConcurrencyDebug.isEnabled { assertQueue(forChangeOf: key) }
         beginChange(key, kind: Self.changeKind(mutation), objects: objects)
     }
 
@@ -359,7 +360,13 @@ extension NSManagedObject {
             // An unmodeled key (a property the class keeps itself): its value is read only for an
             // observer that asked for it, as key-value observing does; nobody else may be able to read it.
             if observers.contains(where: { $0.isValid && $0.key == key && $0.options.contains(.new) }) {
-                notifyObservers(key, kind: kind, old: nil, new: value(forKey: key), indexes: indexes, isPrior: false)
+                var new = value(forKey: key)
+                if let indexes {
+                    // The members at the indexes, for a change at indexes (none for a removal).
+                    let members = (new as? NSOrderedSet)?.array ?? (new as? [Any]) ?? []
+                    new = kind == .removal ? nil : indexes.compactMap { $0 < members.count ? members[$0] : nil }
+                }
+                notifyObservers(key, kind: kind, old: nil, new: new, indexes: indexes, isPrior: false)
             } else {
                 notifyObservers(key, kind: kind, old: nil, new: nil, indexes: indexes, isPrior: false)
             }
@@ -443,7 +450,7 @@ extension NSManagedObject {
     /// as key-value observing reports them. Before the change, the new value is not read.
     private func observedValues(kind: NSKeyValueChange, key: String, change: PendingChange, objects: Set<AnyHashable>?,
                                 indexes: IndexSet?, slot: Int, isPrior: Bool) -> (Any?, Any?) {
-        if let indexes, kind != .setting, layout.kinds[slot] == .toMany {
+        if let indexes, kind != .setting, layout.kinds[slot] == .toMany, (layout.properties[slot] as? NSRelationshipDescription)?.isOrdered == true {
             func members(of ordered: [NSManagedObject]) -> [NSManagedObject] {
                 indexes.compactMap { $0 < ordered.count ? ordered[$0] : nil }
             }
@@ -529,10 +536,12 @@ extension NSManagedObject {
         if inverse.isToMany {
             let storage = toMany(slot)
             guard storage.contains(source) else { return }
-            if inverse.isOrdered, let index = storage.objects.firstIndex(where: { $0 === source }) {
+            // Searched from the end, where the members most recently added (and so most often removed
+            // again) are.
+            if inverse.isOrdered, let index = storage.objects.lastIndex(where: { $0 === source }) {
                 let at: IndexSet = [index]
                 willChange(.removal, valuesAt: at, forKey: inverse.name)
-                storage.remove(source)
+                storage.remove(at: index)
                 didChange(.removal, valuesAt: at, forKey: inverse.name)
                 return
             }

@@ -1115,6 +1115,11 @@ final class ToManyStorage {
         modified = true
     }
 
+    func remove(at index: Int) {
+        members.remove(ObjectIdentifier(objects.remove(at: index)))
+        modified = true
+    }
+
     func remove(_ object: NSManagedObject) {
         guard members.remove(ObjectIdentifier(object)) != nil else { return }
         if let index = objects.lastIndex(where: { $0 === object }) { objects.remove(at: index) }

@@ -422,6 +422,21 @@ struct DependentKeyTests {
     }
 }
 
+/// Records the indexed change notifications it is sent.
+final class IndexAnnouncingEmployee: NSManagedObject {
+    var announced: [String] = []
+
+    override func willChange(_ changeKind: NSKeyValueChange, valuesAt indexes: IndexSet, forKey key: String) {
+        announced.append("will \(changeKind) \(Array(indexes)) \(key)")
+        super.willChange(changeKind, valuesAt: indexes, forKey: key)
+    }
+
+    override func didChange(_ changeKind: NSKeyValueChange, valuesAt indexes: IndexSet, forKey key: String) {
+        announced.append("did \(changeKind) \(Array(indexes)) \(key)")
+        super.didChange(changeKind, valuesAt: indexes, forKey: key)
+    }
+}
+
 @Suite("Key-value observing: changes at indexes of an ordered to-many relationship")
 struct OrderedIndexTests {
     struct Report: Equatable {
@@ -477,9 +492,89 @@ struct OrderedIndexTests {
             Report(kind: .insertion, old: nil, new: nil, indexes: [3], isPrior: true),
             Report(kind: .insertion, old: nil, new: ["d"], indexes: [3], isPrior: false),
         ])
-        // The inverse was kept, and the change is the event's.
+        // The inverse was kept.
         #expect(c.value(forKey: "owner") as? NSManagedObject === ann)
         #expect(d.value(forKey: "owner") as? NSManagedObject === ann)
+    }
+
+    @Test func aChangeAtIndexesIsTheContextsAndTheEventsChange() throws {
+        let stack = try TestStack()
+        let (ann, tasks) = employeeWithTasks(stack, ["a", "b"])
+        try stack.context.save()
+        let c = stack.insert("Task", ["title": "c"])
+        stack.context.processPendingChanges()
+        ann.mutableOrderedSetValue(forKey: "tasks").insert(c, at: 0)
+        #expect(ann.isUpdated)
+        #expect(stack.context.updatedObjects.contains(ann))
+        let before = try #require(ann.changedValuesForCurrentEvent()["tasks"] as? NSOrderedSet)
+        #expect(before.array.map { $0 as AnyObject } .elementsEqual(tasks.map { $0 as AnyObject }, by: ===))
+    }
+
+    @Test func addingAMemberAlreadyThereOrMovingNothingReportsNothingAndChangesNothing() throws {
+        let stack = try TestStack()
+        let (ann, tasks) = employeeWithTasks(stack, ["a", "b"])
+        try stack.context.save()
+        let recorder = Recorder(ann, "tasks")
+        ann.mutableOrderedSetValue(forKey: "tasks").add(tasks[0])
+        ann.mutableOrderedSetValue(forKey: "tasks").insert(tasks[1], at: 0)
+        ann.mutableOrderedSetValue(forKey: "tasks").moveObjects(at: [1], to: 1)
+        ann.mutableOrderedSetValue(forKey: "tasks").insert([], at: [])
+        #expect(recorder.reports.isEmpty)
+        #expect(!ann.isUpdated)
+        #expect(!stack.context.hasChanges)
+    }
+
+    @Test func removingAllMembersIsOneRemovalOfEveryIndex() throws {
+        let stack = try TestStack()
+        let (ann, _) = employeeWithTasks(stack, ["a", "b", "c"])
+        let recorder = Recorder(ann, "tasks", [.old])
+        ann.mutableOrderedSetValue(forKey: "tasks").removeAllObjects()
+        #expect(recorder.reports == [Report(kind: .removal, old: ["a", "b", "c"], new: nil, indexes: [0, 1, 2], isPrior: false)])
+    }
+
+    @Test func deletingAMemberRemovesItAtItsIndex() throws {
+        let stack = try TestStack()
+        let (ann, tasks) = employeeWithTasks(stack, ["a", "b", "c"])
+        try stack.context.save()
+        let recorder = Recorder(ann, "tasks", [.old])
+        stack.context.delete(tasks[1])
+        stack.context.processPendingChanges()
+        #expect(titles(ann) == ["a", "c"])
+        #expect(recorder.reports == [Report(kind: .removal, old: ["b"], new: nil, indexes: [1], isPrior: false)])
+    }
+
+    @Test func replacementsThatSwapMembersAreMadeTogether() throws {
+        let stack = try TestStack()
+        let (ann, tasks) = employeeWithTasks(stack, ["a", "b", "c"])
+        let recorder = Recorder(ann, "tasks", [.old, .new])
+        ann.managedReplace(at: NSIndexSet(indexSet: [0, 2]), with: [tasks[2], tasks[0]], forKey: "tasks")
+        #expect(titles(ann) == ["c", "b", "a"])
+        // Here "b" would be left twice: only the replacement bringing in a new object is made.
+        let d = stack.insert("Task", ["title": "d"])
+        ann.managedReplace(at: NSIndexSet(indexSet: [0, 2]), with: [tasks[1], d], forKey: "tasks")
+        #expect(titles(ann) == ["c", "b", "d"])
+        #expect(recorder.reports == [
+            Report(kind: .replacement, old: ["a", "c"], new: ["c", "a"], indexes: [0, 2], isPrior: false),
+            Report(kind: .replacement, old: ["a"], new: ["d"], indexes: [2], isPrior: false),
+        ])
+        #expect(tasks[0].value(forKey: "owner") == nil)
+        #expect(d.value(forKey: "owner") as? NSManagedObject === ann)
+    }
+
+    @Test func unorderedRelationshipsStillReportSetMutationsWithoutIndexes() throws {
+        let stack = try TestStack()
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        let p = stack.insert("Project", ["title": "p"]), q = stack.insert("Project", ["title": "q"])
+        var reports: [(NSKeyValueChange, Set<ObjectIdentifier>?, IndexSet?)] = []
+        let token = ann.observeValue(forKey: "projects", options: [.new]) { _, kind, _, new, indexes, _ in
+            reports.append((kind, (new as? Set<NSManagedObject>).map { Set($0.map(ObjectIdentifier.init)) }, indexes))
+        }
+        ann.managedAdd([p], forKey: "projects")
+        ann.managedInsert([q], at: NSIndexSet(index: 0), forKey: "projects")
+        #expect(reports.count == 2)
+        #expect(reports.allSatisfy { $0.0 == .insertion && $0.2 == nil })
+        #expect(reports.map(\.1) == [[ObjectIdentifier(p)], [ObjectIdentifier(q)]])
+        withExtendedLifetime(token) {}
     }
 
     @Test func insertingSeveralAtIndexesReportsWhereTheyEndedAndSkipsMembers() throws {
@@ -566,6 +661,28 @@ struct OrderedIndexTests {
         #expect(kinds.first?.0 == .setting)
         #expect(kinds.first?.1 == nil)
         withExtendedLifetime(token) {}
+    }
+
+    /// The proxy, the `@Managed` mutators and inverse maintenance announce ordered changes through the
+    /// overridable methods, as Core Data's do.
+    @Test func orderedChangesGoThroughTheOverridableIndexedNotifications() throws {
+        let className = String(reflecting: IndexAnnouncingEmployee.self)
+        NSManagedObjectModel.registerManagedObjectClass(IndexAnnouncingEmployee.self, forName: className)
+        let model = TestModel.make()
+        model.entitiesByName["Employee"]!.managedObjectClassName = className
+        let stack = try TestStack(model: model)
+        let ann = try #require(stack.insert("Employee", ["name": "Ann"]) as? IndexAnnouncingEmployee)
+        let a = stack.insert("Task", ["title": "a"]), b = stack.insert("Task", ["title": "b"]), c = stack.insert("Task", ["title": "c"])
+        ann.mutableOrderedSetValue(forKey: "tasks").add(a)
+        ann.managedInsert(CollectionOfOne(b), at: NSIndexSet(index: 0), forKey: "tasks")
+        c.setValue(ann, forKey: "owner")
+        ann.managedRemove(at: NSIndexSet(index: 1), forKey: "tasks")
+        #expect(ann.announced == [
+            "will insertion [0] tasks", "did insertion [0] tasks",
+            "will insertion [0] tasks", "did insertion [0] tasks",
+            "will insertion [2] tasks", "did insertion [2] tasks",
+            "will removal [1] tasks", "did removal [1] tasks",
+        ])
     }
 
     /// A subclass announcing its own change at indexes: the object is changed for its context, the
