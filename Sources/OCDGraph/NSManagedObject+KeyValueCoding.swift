@@ -396,7 +396,7 @@ extension NSManagedObject {
         let change = pendingChanges.remove(at: index).change
         if layout.kinds[slot] == .toOne || layout.kinds[slot] == .toMany,
            let relationship = layout.properties[slot] as? NSRelationshipDescription {
-            if relationship.isToMany { (slots[slot] as? ToManyStorage)?.modified = true }
+            if relationship.isToMany { (slots[slot] as? ToManyStorage)?.markModified() }
             if inverseUpdateDepth == 0, let inverse = relationship.inverseRelationship {
                 updateInverse(inverse, of: relationship, slot: slot, oldObjects: change.oldObjects ?? [])
             }

@@ -1098,8 +1098,12 @@ enum FaultCreation {
 final class ToManyStorage {
     private(set) var objects: [NSManagedObject]
     private(set) var members: Set<ObjectIdentifier>
-    /// Whether the relationship was changed since it was loaded.
-    var modified = false
+    /// Whether the relationship was changed since it was loaded or saved.
+    private(set) var modified = false
+    /// The members before the first change since the relationship was loaded or saved (nil while
+    /// unchanged): a merge re-applies the members added and removed since then over the stored ones,
+    /// rather than the whole set, which would drop members another context added.
+    private(set) var baseline: [NSManagedObject]?
 
     init(_ objects: [NSManagedObject] = []) {
         var seen = Set<ObjectIdentifier>()
@@ -1109,28 +1113,52 @@ final class ToManyStorage {
 
     func contains(_ object: NSManagedObject) -> Bool { members.contains(ObjectIdentifier(object)) }
 
-    func append(_ object: NSManagedObject) {
-        guard members.insert(ObjectIdentifier(object)).inserted else { return }
-        objects.append(object)
+    /// Called before each change: keeps the members as they were before the first one.
+    private func willModify() {
+        if baseline == nil { baseline = objects }
         modified = true
+    }
+
+    /// Marks the relationship changed (a change made around the storage, in its notifications).
+    func markModified() { willModify() }
+
+    /// The current members are the committed ones (after a save or a merge).
+    func markUnmodified() {
+        modified = false
+        baseline = nil
+    }
+
+    /// The members added and removed since the relationship was loaded or saved; nil if unchanged.
+    var changesSinceBaseline: (added: [NSManagedObject], removed: [NSManagedObject])? {
+        guard let baseline else { return nil }
+        let before = Set(baseline.map(ObjectIdentifier.init))
+        return (objects.filter { !before.contains(ObjectIdentifier($0)) }, baseline.filter { !members.contains(ObjectIdentifier($0)) })
+    }
+
+    func append(_ object: NSManagedObject) {
+        guard !members.contains(ObjectIdentifier(object)) else { return }
+        willModify()
+        members.insert(ObjectIdentifier(object))
+        objects.append(object)
     }
 
     func remove(at index: Int) {
+        willModify()
         members.remove(ObjectIdentifier(objects.remove(at: index)))
-        modified = true
     }
 
     func remove(_ object: NSManagedObject) {
-        guard members.remove(ObjectIdentifier(object)) != nil else { return }
+        guard members.contains(ObjectIdentifier(object)) else { return }
+        willModify()
+        members.remove(ObjectIdentifier(object))
         if let index = objects.lastIndex(where: { $0 === object }) { objects.remove(at: index) }
-        modified = true
     }
 
     func replace(with objects: [NSManagedObject]) {
+        willModify()
         var seen = Set<ObjectIdentifier>()
         self.objects = objects.filter { seen.insert(ObjectIdentifier($0)).inserted }
         self.members = seen
-        modified = true
     }
 }
 

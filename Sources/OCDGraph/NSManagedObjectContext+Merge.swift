@@ -203,7 +203,7 @@ extension NSManagedObjectContext {
             } else if let id = values.stored(slot) as? NSManagedObjectID, goneIDs.contains(id) {
                 values[slot] = nil
             }
-            (object.slots[slot] as? ToManyStorage)?.modified = false
+            (object.slots[slot] as? ToManyStorage)?.markUnmodified()
         }
         object.rowValues = values
         updated[ObjectIdentifier(object)] = nil

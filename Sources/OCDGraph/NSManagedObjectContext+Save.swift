@@ -86,7 +86,7 @@ extension NSManagedObjectContext {
         // Loop by loop rather than over `insertedNow + updatedNow`: no joined array made for each pass.
         func markSaved(_ object: NSManagedObject) {
             object.status.subtract([.inserted, .updated])
-            for (slot, _) in object.layout.relationships { (object.slots[slot] as? ToManyStorage)?.modified = false }
+            for (slot, _) in object.layout.relationships { (object.slots[slot] as? ToManyStorage)?.markUnmodified() }
         }
         for object in insertedNow { markSaved(object) }
         for object in updatedNow { markSaved(object) }

@@ -253,15 +253,37 @@ extension NSManagedObjectContext {
     /// Makes `row` the object's committed row and its values the object's, except the properties
     /// `keep` (nil: every changed one), which keep their in-memory values; transient values stay. A
     /// refresh that merges changes, and the merge policies that take the stored row, both end here.
+    ///
+    /// A kept to-many relationship keeps its changes, not its whole value: the members added and removed
+    /// since it was loaded or saved are applied again over the stored members, so that members another
+    /// context added stay (and its removals hold) unless this one removed (or added) them too. An
+    /// ordered relationship keeps its own order for the members it holds, the others after them.
     func merge(_ row: StoreRow, into object: NSManagedObject, keeping keep: Set<String>?) {
         let changes = keep?.isEmpty == true ? [:] : object.changedValues()
-        let kept = keep.map { keep in changes.filter { keep.contains($0.key) } } ?? changes
+        var kept = keep.map { keep in changes.filter { keep.contains($0.key) } } ?? changes
+        var toManyChanges: [(slot: Int, name: String, current: [NSManagedObject], added: Set<ObjectIdentifier>, removed: Set<ObjectIdentifier>)] = []
+        for name in kept.keys {
+            guard let slot = object.layout.slot(named: name), object.layout.kinds[slot] == .toMany,
+                  let storage = object.slots[slot] as? ToManyStorage, let (added, removed) = storage.changesSinceBaseline else { continue }
+            toManyChanges.append((slot, name, storage.objects, Set(added.map(ObjectIdentifier.init)), Set(removed.map(ObjectIdentifier.init))))
+        }
+        for change in toManyChanges { kept[change.name] = nil }
         let transients = object.transientValues()
         object.notifyingWholesaleChange {
             object.fill(from: row, in: self)
             object.restoreTransientValues(transients)
             object.beginInverseUpdate()
             for (name, value) in kept { object.kvcSetPrimitiveValue(value is NSNull ? nil : value, forKey: name) }
+            for change in toManyChanges {
+                let stored = object.toMany(change.slot).objects
+                let storedMembers = Set(stored.map(ObjectIdentifier.init))
+                let current = Set(change.current.map(ObjectIdentifier.init))
+                let merged = change.current.filter { storedMembers.contains(ObjectIdentifier($0)) || change.added.contains(ObjectIdentifier($0)) }
+                    + stored.filter { !current.contains(ObjectIdentifier($0)) && !change.removed.contains(ObjectIdentifier($0)) }
+                // Nothing of this context's left to apply: the relationship stays as stored, unchanged.
+                if merged.count == stored.count && zip(merged, stored).allSatisfy({ $0 === $1 }) { continue }
+                object.kvcSetPrimitiveValue(merged, forKey: change.name)
+            }
             object.endInverseUpdate()
         }
     }

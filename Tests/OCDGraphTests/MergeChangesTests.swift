@@ -67,6 +67,76 @@ import class OCDPredicate.NSPredicate
         #expect(try stack.stored("Employee") { "\($0.string("name")!) \($0.int("age")!) \($0.string("email") ?? "-")" } == ["Ann 31 ann@x"])
     }
 
+    /// A to-many relationship changed in both contexts: the merge re-applies this context's added and
+    /// removed members over the stored ones, so the other context's additions are not lost by the next
+    /// save (they were when the whole local set was kept).
+    @Test func aToManyRelationshipChangedInBothContextsKeepsBothContextsChanges() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let project = stack.insert("Project", ["title": "P"], into: seeding)
+        let people = ["Ann", "Bob", "Cy", "Di"].map { stack.insert("Employee", ["name": $0], into: seeding) }
+        project.setValue(Set([people[0], people[1]]), forKey: "members")
+        try seeding.save()
+        let ids = people.map(\.objectID)
+
+        let local = stack.context.object(with: project.objectID)
+        #expect(local.objects("members").count == 2)
+        // Here: Cy joins and Ann leaves. There: Di joins.
+        local.mutableSetValue(forKey: "members").add(stack.context.object(with: ids[2]))
+        local.mutableSetValue(forKey: "members").remove(stack.context.object(with: ids[0]))
+        let other = stack.newContext()
+        other.object(with: project.objectID).mutableSetValue(forKey: "members").add(other.object(with: ids[3]))
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+
+        #expect(Set(local.objects("members").compactMap { $0.string("name") }) == ["Bob", "Cy", "Di"])
+        #expect(local.isUpdated)
+        try stack.context.save()
+        #expect(try stack.stored("Project") { Set($0.objects("members").compactMap { $0.string("name") }) } == [["Bob", "Cy", "Di"]])
+        #expect(try stack.stored("Employee", sortedBy: "name") { $0.objects("projects").count } == [0, 1, 1, 1])
+    }
+
+    /// An ordered relationship keeps this context's order for its members, the other context's new
+    /// members after them; a refresh that merges changes does the same.
+    @Test func anOrderedRelationshipKeepsItsOrderAndGainsTheOtherContextsMembers() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let ann = stack.insert("Employee", ["name": "Ann"], into: seeding)
+        let tasks = ["a", "b", "c", "d"].map { stack.insert("Task", ["title": $0], into: seeding) }
+        ann.setValue(NSOrderedSet(array: [tasks[0], tasks[1]]), forKey: "tasks")
+        try seeding.save()
+        let ids = tasks.map(\.objectID)
+
+        let local = stack.context.object(with: ann.objectID)
+        func titles() -> [String] {
+            (local.value(forKey: "tasks") as? NSOrderedSet)?.array.compactMap { ($0 as? NSManagedObject)?.string("title") } ?? []
+        }
+        #expect(titles() == ["a", "b"])
+        local.mutableOrderedSetValue(forKey: "tasks").insert(stack.context.object(with: ids[2]), at: 0)
+        let other = stack.newContext()
+        other.object(with: ids[3]).setValue(other.object(with: ann.objectID), forKey: "owner")
+        try other.save()
+        stack.context.refresh(local, mergeChanges: true)
+        #expect(titles() == ["c", "a", "b", "d"])
+        try stack.context.save()
+        #expect(try stack.stored("Task", sortedBy: "title") { $0.object("owner")?.string("name") } == ["Ann", "Ann", "Ann", "Ann"])
+    }
+
+    /// Changes that end where the store already is leave nothing to save.
+    @Test func aToManyChangeTheOtherContextAlsoMadeLeavesNothingChanged() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let project = stack.insert("Project", ["title": "P"], into: seeding)
+        let ann = stack.insert("Employee", ["name": "Ann"], into: seeding)
+        try seeding.save()
+        let local = stack.context.object(with: project.objectID)
+        local.mutableSetValue(forKey: "members").add(stack.context.object(with: ann.objectID))
+        let other = stack.newContext()
+        other.object(with: project.objectID).mutableSetValue(forKey: "members").add(other.object(with: ann.objectID))
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(local.objects("members").count == 1)
+        #expect(local.changedValues()["members"] == nil)
+    }
+
     @Test func aDeletionRunsTheDeleteRulesOfTheOtherContextsObjects() throws {
         let stack = try TestStack()
         let seeding = stack.newContext()
