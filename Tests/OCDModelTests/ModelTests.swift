@@ -242,4 +242,15 @@ struct ModelTests {
         let model = try NSManagedObjectModel(validatingContentsOf: temporaryModel(xml))
         #expect(model.versionIdentifiers == ["2.1"])
     }
+
+    /// Xcode writes `userDefinedModelVersionIdentifier=""` when the field is left blank, and Apple's
+    /// stores of such models (LoopKit's, CoreDataStack's in the fixtures) record `[""]`; without the
+    /// attribute there is none.
+    @Test func anEmptyVersionIdentifierIsOneAndAMissingOneIsNone() throws {
+        let empty = try NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML("<entity name=\"A\"/>")))
+        #expect(empty.versionIdentifiers == [""])
+        let xml = modelXML("<entity name=\"A\"/>").replacingOccurrences(of: #" userDefinedModelVersionIdentifier="""#, with: "")
+        let none = try NSManagedObjectModel(validatingContentsOf: temporaryModel(xml))
+        #expect(none.versionIdentifiers.isEmpty)
+    }
 }

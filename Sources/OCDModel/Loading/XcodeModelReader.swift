@@ -139,7 +139,8 @@ private struct ModelBuilder {
         guard root.name == "model" else {
             throw error(root, "the root element is <\(root.name)>, not <model>: not a Core Data model")
         }
-        if let identifier = root["userDefinedModelVersionIdentifier"], !identifier.isEmpty {
+        // Present but empty is still an identifier: Apple's stores of such models record `[""]`.
+        if let identifier = root["userDefinedModelVersionIdentifier"] {
             model.versionIdentifiers = [identifier]
         }
         var composites: [String: ModelXMLElement] = [:]
