@@ -53,15 +53,31 @@ public final class NSMergeConflict: NSObject, @unchecked Sendable {
         storedRowKnown ? storedRow : context.storeRow(for: sourceObject.objectID)
     }
 
+    /// The object's persistent attributes and to-one relationships, as Apple's snapshots hold them: a
+    /// to-one relationship as its destination's ID, no to-many relationship (read from a store when
+    /// needed), `NSNull` for nil. Nothing is fired: not the object (nil for a fault), nor a destination.
     private static func objectSnapshot(of object: NSManagedObject) -> [String: Any]? {
-        object.isFault ? nil : object.dictionaryWithValues(forKeys: object.layout.persistentSlots.map { object.layout.properties[$0].name })
+        if object.isFault { return nil }
+        let layout = object.layout
+        var result: [String: Any] = [:]
+        for slot in layout.persistentSlots {
+            let name = layout.properties[slot].name
+            switch layout.kinds[slot] {
+            case .toMany: continue
+            case .toOne: result[name] = (object.slots[slot] as? NSManagedObject)?.objectID ?? NSNull()
+            case .attribute, .transientAttribute: result[name] = object.value(forKey: name) ?? NSNull()
+            }
+        }
+        return result
     }
 
-    /// A row's persistent values by property name (`NSNull` for nil).
+    /// A row's persistent attributes and to-one relationships (as IDs) by property name, `NSNull` for
+    /// nil; no to-many relationship, as in Apple's snapshots.
     static func snapshot(of row: StoreRow) -> [String: Any] {
         var result: [String: Any] = [:]
-        for slot in row.layout.persistentSlots {
-            result[row.layout.properties[slot].name] = row.values[slot] ?? NSNull()
+        let layout = row.layout
+        for slot in layout.persistentSlots where layout.kinds[slot] != .toMany {
+            result[layout.properties[slot].name] = row.values[slot] ?? NSNull()
         }
         return result
     }

@@ -115,6 +115,33 @@ struct OptimisticLockingPolicyTests {
         }
     }
 
+    /// Apple's `NSMergeConflict`: "Snapshot dictionaries include values for all attributes and to-one
+    /// relationships, but not to-many relationships. Relationship values are NSManagedObjectID
+    /// references." Building them fires no to-many relationship.
+    @Test func conflictSnapshotsHoldAttributesAndToOneIDsButNoToManyRelationship() throws {
+        let conflict = try LockingConflict(.error, theirs: { object, context in
+            object.setValue(40, forKey: "age")
+            let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: context)
+            department.setValue("R&D", forKey: "name")
+            object.setValue(department, forKey: "department")
+        }, mine: mineChangeNameAndAge)
+        try withExtendedLifetime(conflict.theirs) {
+            let error = try #require(conflict.stack.context.saveError())
+            let first = try #require((error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict])?.first)
+            let snapshots = [first.persistedSnapshot, first.cachedSnapshot, first.objectSnapshot]
+            for snapshot in snapshots {
+                let keys = Set(try #require(snapshot).keys)
+                #expect(keys.isSuperset(of: ["name", "age", "email", "department", "badge", "manager"]))
+                #expect(keys.isDisjoint(with: ["tasks", "projects", "reviewedTasks"]), "\(keys)")
+            }
+            let stored = try #require(first.persistedSnapshot?["department"] as? NSManagedObjectID)
+            #expect(stored.entity.name == "Department" && !stored.isTemporaryID)
+            #expect(first.cachedSnapshot?["department"] is NSNull)
+            #expect(first.objectSnapshot?["department"] is NSNull)
+            #expect(conflict.mine.hasFault(forRelationshipNamed: "tasks"), "a to-many relationship was loaded to build a snapshot")
+        }
+    }
+
     @Test func objectTrumpKeepsTheContextsChangesAndTakesTheStoresOthers() throws {
         let conflict = try LockingConflict(.mergeByPropertyObjectTrump, theirs: theirsChangeAgeAndEmail, mine: mineChangeNameAndAge)
         try withExtendedLifetime(conflict.theirs) {
