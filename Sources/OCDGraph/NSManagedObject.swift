@@ -1136,9 +1136,9 @@ final class ToManyStorage {
     }
 
     func append(_ object: NSManagedObject) {
-        guard !members.contains(ObjectIdentifier(object)) else { return }
+        // `willModify` reads `objects` only: the member set can change first.
+        guard members.insert(ObjectIdentifier(object)).inserted else { return }
         willModify()
-        members.insert(ObjectIdentifier(object))
         objects.append(object)
     }
 
@@ -1148,9 +1148,8 @@ final class ToManyStorage {
     }
 
     func remove(_ object: NSManagedObject) {
-        guard members.contains(ObjectIdentifier(object)) else { return }
+        guard members.remove(ObjectIdentifier(object)) != nil else { return }
         willModify()
-        members.remove(ObjectIdentifier(object))
         if let index = objects.lastIndex(where: { $0 === object }) { objects.remove(at: index) }
     }
 

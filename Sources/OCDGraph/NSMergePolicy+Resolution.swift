@@ -262,7 +262,8 @@ extension NSManagedObjectContext {
         let changes = keep?.isEmpty == true ? [:] : object.changedValues()
         var kept = keep.map { keep in changes.filter { keep.contains($0.key) } } ?? changes
         var toManyChanges: [(slot: Int, name: String, current: [NSManagedObject], added: Set<ObjectIdentifier>, removed: Set<ObjectIdentifier>)] = []
-        for name in kept.keys {
+        // A deleted object's relationships were emptied by its delete rules: kept as they are.
+        for name in kept.keys where !object.isDeleted {
             guard let slot = object.layout.slot(named: name), object.layout.kinds[slot] == .toMany,
                   let storage = object.slots[slot] as? ToManyStorage, let (added, removed) = storage.changesSinceBaseline else { continue }
             toManyChanges.append((slot, name, storage.objects, Set(added.map(ObjectIdentifier.init)), Set(removed.map(ObjectIdentifier.init))))
@@ -278,8 +279,21 @@ extension NSManagedObjectContext {
                 let stored = object.toMany(change.slot).objects
                 let storedMembers = Set(stored.map(ObjectIdentifier.init))
                 let current = Set(change.current.map(ObjectIdentifier.init))
-                let merged = change.current.filter { storedMembers.contains(ObjectIdentifier($0)) || change.added.contains(ObjectIdentifier($0)) }
-                    + stored.filter { !current.contains(ObjectIdentifier($0)) && !change.removed.contains(ObjectIdentifier($0)) }
+                // The other context's newcomers, unless this context removed or deleted them.
+                func isNewcomer(_ member: NSManagedObject) -> Bool {
+                    let id = ObjectIdentifier(member)
+                    return !current.contains(id) && !change.removed.contains(id) && !member.isDeleted
+                }
+                let merged: [NSManagedObject]
+                if (object.layout.properties[change.slot] as? NSRelationshipDescription)?.isOrdered == true {
+                    merged = change.current.filter { storedMembers.contains(ObjectIdentifier($0)) || change.added.contains(ObjectIdentifier($0)) }
+                        + stored.filter(isNewcomer)
+                } else {
+                    // In the stored order, this context's additions after: the same members as stored are
+                    // then the stored value itself.
+                    merged = stored.filter { current.contains(ObjectIdentifier($0)) ? !change.removed.contains(ObjectIdentifier($0)) : isNewcomer($0) }
+                        + change.current.filter { change.added.contains(ObjectIdentifier($0)) && !storedMembers.contains(ObjectIdentifier($0)) }
+                }
                 // Nothing of this context's left to apply: the relationship stays as stored, unchanged.
                 if merged.count == stored.count && zip(merged, stored).allSatisfy({ $0 === $1 }) { continue }
                 object.kvcSetPrimitiveValue(merged, forKey: change.name)

@@ -121,20 +121,67 @@ import class OCDPredicate.NSPredicate
         #expect(try stack.stored("Task", sortedBy: "title") { $0.object("owner")?.string("name") } == ["Ann", "Ann", "Ann", "Ann"])
     }
 
-    /// Changes that end where the store already is leave nothing to save.
+    /// Changes that end where the store already is leave nothing to save, in whatever order either
+    /// context added the members.
     @Test func aToManyChangeTheOtherContextAlsoMadeLeavesNothingChanged() throws {
         let stack = try TestStack()
         let seeding = stack.newContext()
         let project = stack.insert("Project", ["title": "P"], into: seeding)
         let ann = stack.insert("Employee", ["name": "Ann"], into: seeding)
+        let bob = stack.insert("Employee", ["name": "Bob"], into: seeding)
         try seeding.save()
         let local = stack.context.object(with: project.objectID)
+        local.mutableSetValue(forKey: "members").add(stack.context.object(with: bob.objectID))
         local.mutableSetValue(forKey: "members").add(stack.context.object(with: ann.objectID))
         let other = stack.newContext()
         other.object(with: project.objectID).mutableSetValue(forKey: "members").add(other.object(with: ann.objectID))
+        other.object(with: project.objectID).mutableSetValue(forKey: "members").add(other.object(with: bob.objectID))
         stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
-        #expect(local.objects("members").count == 1)
+        #expect(local.objects("members").count == 2)
         #expect(local.changedValues()["members"] == nil)
+    }
+
+    /// A save makes the saved members the ones later changes are counted from: a member removed and
+    /// saved here, then added back there, is not removed again by the merge.
+    @Test func aSaveStartsTheChangesAMergeReappliesAfresh() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let project = stack.insert("Project", ["title": "P"], into: seeding)
+        let people = ["Ann", "Bob", "Cy"].map { stack.insert("Employee", ["name": $0], into: seeding) }
+        project.setValue(Set([people[0], people[1]]), forKey: "members")
+        try seeding.save()
+        let local = stack.context.object(with: project.objectID)
+        local.mutableSetValue(forKey: "members").remove(stack.context.object(with: people[0].objectID))
+        try stack.context.save()
+
+        let other = stack.newContext()
+        other.object(with: project.objectID).mutableSetValue(forKey: "members").add(other.object(with: people[0].objectID))
+        let notification = try saveNotification(other)
+        local.mutableSetValue(forKey: "members").add(stack.context.object(with: people[2].objectID))
+        stack.context.mergeChanges(fromContextDidSave: notification)
+        #expect(Set(local.objects("members").compactMap { $0.string("name") }) == ["Ann", "Bob", "Cy"])
+    }
+
+    /// A member the other context added but this one deleted does not come back: the save that deletes
+    /// it leaves no reference to it.
+    @Test func aNewcomerDeletedHereStaysOut() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let project = stack.insert("Project", ["title": "P"], into: seeding)
+        let people = ["Ann", "Cy", "Di"].map { stack.insert("Employee", ["name": $0], into: seeding) }
+        project.setValue(Set([people[0]]), forKey: "members")
+        try seeding.save()
+        let local = stack.context.object(with: project.objectID)
+        _ = local.objects("members")
+        stack.context.delete(stack.context.object(with: people[2].objectID))
+        local.mutableSetValue(forKey: "members").add(stack.context.object(with: people[1].objectID))
+
+        let other = stack.newContext()
+        other.object(with: project.objectID).mutableSetValue(forKey: "members").add(other.object(with: people[2].objectID))
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(Set(local.objects("members").compactMap { $0.string("name") }) == ["Ann", "Cy"])
+        try stack.context.save()
+        #expect(try stack.stored("Project") { Set($0.objects("members").compactMap { $0.string("name") }) } == [["Ann", "Cy"]])
     }
 
     @Test func aDeletionRunsTheDeleteRulesOfTheOtherContextsObjects() throws {
