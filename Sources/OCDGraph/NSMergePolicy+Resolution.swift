@@ -63,7 +63,11 @@ extension NSMergePolicy {
                 // The store's update wins over the context's deletion (Apple undeletes the object).
                 context.refresh(object, mergeChanges: false)
             } else {
-                let storeChanged = Self.changedKeys(from: object.rowSnapshot, to: row)
+                // To-many relationships merge member by member under either policy: from one ancestor the two
+                // sides can only add or remove a member alike, so the store has nothing to trump there.
+                let storeChanged = Self.changedKeys(from: object.rowSnapshot, to: row).filter { name in
+                    object.layout.slot(named: name).map { object.layout.kinds[$0] != .toMany } ?? true
+                }
                 context.merge(row, into: object, keeping: Set(object.changedValues().keys).subtracting(storeChanged))
             }
         }

@@ -262,6 +262,28 @@ struct LockingRelationshipPolicyTests {
         }
     }
 
+    /// A to-many relationship both sides changed keeps both sides' members under either policy (the
+    /// in-memory store's rows, which list members, made store trump take the stored set whole).
+    @Test(arguments: [NSMergePolicy.mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump])
+    func bothPoliciesMergeAToManyRelationshipMemberByMember(policy: NSMergePolicy) throws {
+        let conflict = try LockingConflict(policy, theirs: { object, context in
+            let apollo = NSEntityDescription.insertNewObject(forEntityName: "Project", into: context)
+            apollo.setValue("Apollo", forKey: "title")
+            object.mutableSetValue(forKey: "projects").add(apollo)
+        }, mine: { object in
+            object.setValue("Anna", forKey: "name")
+            let gemini = NSEntityDescription.insertNewObject(forEntityName: "Project", into: object.managedObjectContext!)
+            gemini.setValue("Gemini", forKey: "title")
+            object.mutableSetValue(forKey: "projects").add(gemini)
+        })
+        try withExtendedLifetime(conflict.theirs) {
+            try conflict.stack.context.save()
+            #expect(Set(conflict.mine.objects("projects").compactMap { $0.string("title") }) == ["Apollo", "Gemini"])
+            #expect(try conflict.stack.stored("Employee") { Set($0.objects("projects").compactMap { $0.string("title") }) } == [["Apollo", "Gemini"]])
+            #expect(try conflict.stack.stored("Project", sortedBy: "title") { $0.objects("members").count } == [1, 1])
+        }
+    }
+
     @Test func storeTrumpTakesTheStoresRelationshipChange() throws {
         let (conflict, _) = try departmentConflict(.mergeByPropertyStoreTrump, mineMoves: true)
         try withExtendedLifetime(conflict.theirs) {
