@@ -265,12 +265,20 @@ extension NSManagedObjectContext {
     func merge(_ row: StoreRow, into object: NSManagedObject, keeping keep: Set<String>?) {
         let changes = keep?.isEmpty == true ? [:] : object.changedValues()
         var kept = keep.map { keep in changes.filter { keep.contains($0.key) } } ?? changes
-        var toManyChanges: [(slot: Int, name: String, current: [NSManagedObject], added: Set<ObjectIdentifier>, removed: Set<ObjectIdentifier>)] = []
+        var toManyChanges: [(slot: Int, name: String, current: [NSManagedObject], added: Set<ObjectIdentifier>, removed: Set<ObjectIdentifier>, reordered: Bool)] = []
         // A deleted object's relationships were emptied by its delete rules: kept as they are.
         for name in kept.keys where !object.isDeleted {
             guard let slot = object.layout.slot(named: name), object.layout.kinds[slot] == .toMany,
                   let storage = object.slots[slot] as? ToManyStorage, let (added, removed) = storage.changesSinceBaseline else { continue }
-            toManyChanges.append((slot, name, storage.objects, Set(added.map(ObjectIdentifier.init)), Set(removed.map(ObjectIdentifier.init))))
+            let addedIDs = Set(added.map(ObjectIdentifier.init)), removedIDs = Set(removed.map(ObjectIdentifier.init))
+            // Whether this context changed the order of the members it kept (an ordered relationship).
+            var reordered = false
+            if (object.layout.properties[slot] as? NSRelationshipDescription)?.isOrdered == true, let baseline = storage.baseline {
+                let keptNow = storage.objects.filter { !addedIDs.contains(ObjectIdentifier($0)) }
+                let keptBefore = baseline.filter { !removedIDs.contains(ObjectIdentifier($0)) }
+                reordered = !keptNow.elementsEqual(keptBefore, by: ===)
+            }
+            toManyChanges.append((slot, name, storage.objects, addedIDs, removedIDs, reordered))
         }
         for change in toManyChanges { kept[change.name] = nil }
         let transients = object.transientValues()
@@ -289,14 +297,24 @@ extension NSManagedObjectContext {
                     return !current.contains(id) && !change.removed.contains(id) && !member.isDeleted
                 }
                 let merged: [NSManagedObject]
-                if (object.layout.properties[change.slot] as? NSRelationshipDescription)?.isOrdered == true {
+                if change.reordered {
+                    // This context's order for the members it holds, the others after them.
                     merged = change.current.filter { storedMembers.contains(ObjectIdentifier($0)) || change.added.contains(ObjectIdentifier($0)) }
                         + stored.filter(isNewcomer)
                 } else {
-                    // In the stored order, this context's additions after: the same members as stored are
-                    // then the stored value itself.
-                    merged = stored.filter { current.contains(ObjectIdentifier($0)) ? !change.removed.contains(ObjectIdentifier($0)) : isNewcomer($0) }
-                        + change.current.filter { change.added.contains(ObjectIdentifier($0)) && !storedMembers.contains(ObjectIdentifier($0)) }
+                    // In the stored order (an unordered relationship, or an ordered one whose kept members
+                    // this context left in their order), each of this context's additions after the member
+                    // it follows here (first if none): the same members as stored are the stored value.
+                    var result = stored.filter { current.contains(ObjectIdentifier($0)) ? !change.removed.contains(ObjectIdentifier($0)) : isNewcomer($0) }
+                    var placed = Set(result.map(ObjectIdentifier.init))
+                    var previous: NSManagedObject?
+                    for member in change.current {
+                        defer { if placed.contains(ObjectIdentifier(member)) { previous = member } }
+                        guard change.added.contains(ObjectIdentifier(member)), placed.insert(ObjectIdentifier(member)).inserted else { continue }
+                        let at = previous.flatMap { previous in result.lastIndex(where: { $0 === previous }) }.map { $0 + 1 } ?? 0
+                        result.insert(member, at: at)
+                    }
+                    merged = result
                 }
                 // Nothing of this context's left to apply: the relationship stays as stored, unchanged.
                 if merged.count == stored.count && zip(merged, stored).allSatisfy({ $0 === $1 }) { continue }

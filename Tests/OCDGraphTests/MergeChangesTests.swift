@@ -121,6 +121,39 @@ import class OCDPredicate.NSPredicate
         #expect(try stack.stored("Task", sortedBy: "title") { $0.object("owner")?.string("name") } == ["Ann", "Ann", "Ann", "Ann"])
     }
 
+    /// A reorder by the other context is kept when this context only added members: each addition goes
+    /// after the member it follows here. One this context reordered keeps its own order.
+    @Test func anOrderedRelationshipTakesTheOtherContextsReorderWhenThisOneOnlyAdded() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let ann = stack.insert("Employee", ["name": "Ann"], into: seeding)
+        let tasks = ["a", "b", "c", "d", "e"].map { stack.insert("Task", ["title": $0], into: seeding) }
+        ann.setValue(NSOrderedSet(array: Array(tasks[0..<3])), forKey: "tasks")
+        try seeding.save()
+        let ids = tasks.map(\.objectID)
+        let local = stack.context.object(with: ann.objectID)
+        func titles(_ object: NSManagedObject) -> [String] {
+            (object.value(forKey: "tasks") as? NSOrderedSet)?.array.compactMap { ($0 as? NSManagedObject)?.string("title") } ?? []
+        }
+        #expect(titles(local) == ["a", "b", "c"])
+        local.mutableOrderedSetValue(forKey: "tasks").insert(stack.context.object(with: ids[3]), at: 1)
+        let other = stack.newContext()
+        other.object(with: ann.objectID).mutableOrderedSetValue(forKey: "tasks").moveObjects(at: [2], to: 0)
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
+        #expect(titles(local) == ["c", "a", "d", "b"])
+
+        // Reordered here too: this context's order wins for its members.
+        local.mutableOrderedSetValue(forKey: "tasks").moveObjects(at: [3], to: 0)
+        #expect(titles(local) == ["b", "c", "a", "d"])
+        let third = stack.newContext()
+        third.object(with: ann.objectID).mutableOrderedSetValue(forKey: "tasks").add(third.object(with: ids[4]))
+        stack.context.mergeChanges(fromContextDidSave: try saveNotification(third))
+        #expect(titles(local) == ["b", "c", "a", "d", "e"])
+        try stack.context.save()
+        let fresh = stack.newContext()
+        #expect(titles(try fresh.existingObject(with: ann.objectID)) == ["b", "c", "a", "d", "e"])
+    }
+
     /// Changes that end where the store already is leave nothing to save, in whatever order either
     /// context added the members.
     @Test func aToManyChangeTheOtherContextAlsoMadeLeavesNothingChanged() throws {
