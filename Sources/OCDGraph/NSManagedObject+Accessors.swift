@@ -116,7 +116,7 @@ extension NSManagedObject {
 
     /// Adds `objects` to the to-many relationship `key` (appends them to an ordered one).
     public func managedAdd<S: Sequence>(_ objects: S, forKey key: String) where S.Element: NSManagedObject {
-        if let storage = orderedStorage(key) {
+        if let (storage, ordered) = toManyRelationship(key), ordered {
             // An insertion at the end of those not yet members, once each (as NSMutableOrderedSet).
             let current = storage.objects
             var seen = storage.members
@@ -138,7 +138,8 @@ extension NSManagedObject {
     /// Removes `objects` from the to-many relationship `key`.
     public func managedRemove<S: Sequence>(_ objects: S, forKey key: String) where S.Element: NSManagedObject {
         let removed = Set(objects.map(ObjectIdentifier.init))
-        if let current = orderedStorage(key)?.objects {
+        if let (storage, ordered) = toManyRelationship(key), ordered {
+            let current = storage.objects
             let indexes = IndexSet(current.indices.filter { removed.contains(ObjectIdentifier(current[$0])) })
             changeOrdered(key, .removal, at: indexes, to: current.filter { !removed.contains(ObjectIdentifier($0)) })
             return
@@ -192,7 +193,7 @@ extension NSManagedObject {
 
     /// Inserts `objects` into the ordered relationship `key` at `indexes`.
     public func managedInsert<S: Sequence>(_ objects: S, at indexes: NSIndexSet, forKey key: String) where S.Element: NSManagedObject {
-        let storage = toManyStorage(key)
+        let (storage, ordered) = toManyStorage(key)
         let current = storage.objects
         // As NSMutableOrderedSet: an object already in the relationship stays where it is, and each
         // index is a place in the relationship as it is when its object goes in.
@@ -201,7 +202,7 @@ extension NSManagedObject {
         for (object, index) in zip(objects, indexes) where present.insert(ObjectIdentifier(object)).inserted {
             result.insert(object, at: min(index, result.count))
         }
-        guard isOrdered(key) else {
+        guard ordered else {
             let inserted = result.filter { !storage.members.contains(ObjectIdentifier($0)) }
             mutateToMany(key, mutation: .union, objects: inserted) { _, _ in result }
             return
@@ -211,10 +212,11 @@ extension NSManagedObject {
 
     /// Removes the objects at `indexes` from the ordered relationship `key`.
     public func managedRemove(at indexes: NSIndexSet, forKey key: String) {
-        let current = toManyStorage(key).objects
+        let (storage, ordered) = toManyStorage(key)
+        let current = storage.objects
         let removed = IndexSet(indexes.filter { $0 < current.count })
         let rest = current.indices.filter { !removed.contains($0) }.map { current[$0] }
-        guard isOrdered(key) else {
+        guard ordered else {
             mutateToMany(key, mutation: .minus, objects: removed.map { current[$0] }) { _, _ in rest }
             return
         }
@@ -227,7 +229,7 @@ extension NSManagedObject {
     /// together leave every member once (a swap, any permutation), all are made; otherwise only those
     /// bringing in an object that is not yet a member are.
     public func managedReplace<S: Sequence>(at indexes: NSIndexSet, with objects: S, forKey key: String) where S.Element: NSManagedObject {
-        let storage = toManyStorage(key)
+        let (storage, ordered) = toManyStorage(key)
         let current = storage.objects
         let pairs = zip(indexes, objects).filter { $0.0 < current.count && current[$0.0] !== $0.1 }
         var result = current
@@ -239,7 +241,7 @@ extension NSManagedObject {
             for (index, object) in pairs where incoming.insert(ObjectIdentifier(object)).inserted { result[index] = object }
         }
         let replaced = IndexSet(current.indices.filter { current[$0] !== result[$0] })
-        guard isOrdered(key) else {
+        guard ordered else {
             let changed = Set(current.map(ObjectIdentifier.init)).symmetricDifference(result.map(ObjectIdentifier.init))
             let involved = (current + result).filter { changed.contains(ObjectIdentifier($0)) }
             if !replaced.isEmpty { mutateToMany(key, mutation: .set, objects: involved) { _, _ in result } }
@@ -252,33 +254,27 @@ extension NSManagedObject {
     /// of what is left, in their order. Observers are told of one replacement at the indexes whose
     /// member changed.
     func managedMove(at indexes: IndexSet, to index: Int, forKey key: String) {
-        let current = orderedMembers(key)
+        let current = toManyStorage(key).storage.objects
         let valid = IndexSet(indexes.filter { $0 < current.count })
         var rest = current.indices.filter { !valid.contains($0) }.map { current[$0] }
         rest.insert(contentsOf: valid.map { current[$0] }, at: Swift.min(Swift.max(index, 0), rest.count))
         changeOrdered(key, .replacement, at: IndexSet(current.indices.filter { current[$0] !== rest[$0] }), to: rest)
     }
 
-    private func orderedMembers(_ key: String) -> [NSManagedObject] { toManyStorage(key).objects }
-
-    /// The members of the to-many relationship `key` (firing the fault); stops for any other key.
-    private func toManyStorage(_ key: String) -> ToManyStorage {
+    /// The to-many relationship `key`: its members (firing the fault) and whether it is ordered; nil
+    /// for any other key.
+    private func toManyRelationship(_ key: String) -> (storage: ToManyStorage, ordered: Bool)? {
         guard let slot = layout.slot(named: key), let relationship = layout.properties[slot] as? NSRelationshipDescription,
-              relationship.isToMany else {
+              relationship.isToMany else { return nil }
+        return (toMany(slot), relationship.isOrdered)
+    }
+
+    /// ``toManyRelationship(_:)``, stopping for a key that is not a to-many relationship.
+    private func toManyStorage(_ key: String) -> (storage: ToManyStorage, ordered: Bool) {
+        guard let found = toManyRelationship(key) else {
             fatalError("\(key) is not a to-many relationship of the entity \(entity.name ?? "?").")
         }
-        return toMany(slot)
-    }
-
-    private func isOrdered(_ key: String) -> Bool {
-        layout.slot(named: key).flatMap { layout.properties[$0] as? NSRelationshipDescription }?.isOrdered ?? false
-    }
-
-    /// The members of `key` if it is an ordered to-many relationship (firing the fault), else nil.
-    private func orderedStorage(_ key: String) -> ToManyStorage? {
-        guard let slot = layout.slot(named: key), let relationship = layout.properties[slot] as? NSRelationshipDescription,
-              relationship.isToMany, relationship.isOrdered else { return nil }
-        return toMany(slot)
+        return found
     }
 
     /// Sets the ordered to-many relationship `key` to `members`, announced as a change of `kind` at

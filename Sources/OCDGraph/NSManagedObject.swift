@@ -1113,14 +1113,12 @@ final class ToManyStorage {
 
     func contains(_ object: NSManagedObject) -> Bool { members.contains(ObjectIdentifier(object)) }
 
-    /// Called before each change: keeps the members as they were before the first one.
-    private func willModify() {
+    /// Marks the relationship changed, keeping the members as they were before the first change: called
+    /// before each change made here, and after one announced around the storage (already counted).
+    func markModified() {
         if baseline == nil { baseline = objects }
         modified = true
     }
-
-    /// Marks the relationship changed (a change made around the storage, in its notifications).
-    func markModified() { willModify() }
 
     /// The current members are the committed ones (after a save or a merge).
     func markUnmodified() {
@@ -1136,25 +1134,25 @@ final class ToManyStorage {
     }
 
     func append(_ object: NSManagedObject) {
-        // `willModify` reads `objects` only: the member set can change first.
+        // `markModified` reads `objects` only: the member set can change first.
         guard members.insert(ObjectIdentifier(object)).inserted else { return }
-        willModify()
+        markModified()
         objects.append(object)
     }
 
     func remove(at index: Int) {
-        willModify()
+        markModified()
         members.remove(ObjectIdentifier(objects.remove(at: index)))
     }
 
     func remove(_ object: NSManagedObject) {
         guard members.remove(ObjectIdentifier(object)) != nil else { return }
-        willModify()
+        markModified()
         if let index = objects.lastIndex(where: { $0 === object }) { objects.remove(at: index) }
     }
 
     func replace(with objects: [NSManagedObject]) {
-        willModify()
+        markModified()
         var seen = Set<ObjectIdentifier>()
         self.objects = objects.filter { seen.insert(ObjectIdentifier($0)).inserted }
         self.members = seen
