@@ -67,31 +67,43 @@ import class OCDPredicate.NSPredicate
         #expect(try stack.stored("Employee") { "\($0.string("name")!) \($0.int("age")!) \($0.string("email") ?? "-")" } == ["Ann 31 ann@x"])
     }
 
+    /// Saves a project "P" and an employee for each of `names`, the first `members` of them its members.
+    private func seedProject(_ stack: TestStack, people names: [String], members: Int) throws -> (project: NSManagedObjectID, people: [NSManagedObjectID]) {
+        let seeding = stack.newContext()
+        let project = stack.insert("Project", ["title": "P"], into: seeding)
+        let people = names.map { stack.insert("Employee", ["name": $0], into: seeding) }
+        project.setValue(Set(people.prefix(members)), forKey: "members")
+        try seeding.save()
+        return (project.objectID, people.map(\.objectID))
+    }
+
+    /// Adds the employee `person` to the project's members as `context` sees them, or removes it.
+    private func join(_ project: NSManagedObjectID, _ person: NSManagedObjectID, in context: NSManagedObjectContext, leaving: Bool = false) {
+        let members = context.object(with: project).mutableSetValue(forKey: "members")
+        if leaving { members.remove(context.object(with: person)) } else { members.add(context.object(with: person)) }
+    }
+
+    private func memberNames(_ project: NSManagedObject) -> Set<String> { Set(project.objects("members").compactMap { $0.string("name") }) }
+
     /// A to-many relationship changed in both contexts: the merge re-applies this context's added and
     /// removed members over the stored ones, so the other context's additions are not lost by the next
     /// save (they were when the whole local set was kept).
     @Test func aToManyRelationshipChangedInBothContextsKeepsBothContextsChanges() throws {
         let stack = try TestStack()
-        let seeding = stack.newContext()
-        let project = stack.insert("Project", ["title": "P"], into: seeding)
-        let people = ["Ann", "Bob", "Cy", "Di"].map { stack.insert("Employee", ["name": $0], into: seeding) }
-        project.setValue(Set([people[0], people[1]]), forKey: "members")
-        try seeding.save()
-        let ids = people.map(\.objectID)
-
-        let local = stack.context.object(with: project.objectID)
+        let (projectID, ids) = try seedProject(stack, people: ["Ann", "Bob", "Cy", "Di"], members: 2)
+        let local = stack.context.object(with: projectID)
         #expect(local.objects("members").count == 2)
         // Here: Cy joins and Ann leaves. There: Di joins.
-        local.mutableSetValue(forKey: "members").add(stack.context.object(with: ids[2]))
-        local.mutableSetValue(forKey: "members").remove(stack.context.object(with: ids[0]))
+        join(projectID, ids[2], in: stack.context)
+        join(projectID, ids[0], in: stack.context, leaving: true)
         let other = stack.newContext()
-        other.object(with: project.objectID).mutableSetValue(forKey: "members").add(other.object(with: ids[3]))
+        join(projectID, ids[3], in: other)
         stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
 
-        #expect(Set(local.objects("members").compactMap { $0.string("name") }) == ["Bob", "Cy", "Di"])
+        #expect(memberNames(local) == ["Bob", "Cy", "Di"])
         #expect(local.isUpdated)
         try stack.context.save()
-        #expect(try stack.stored("Project") { Set($0.objects("members").compactMap { $0.string("name") }) } == [["Bob", "Cy", "Di"]])
+        #expect(try stack.stored("Project", memberNames) == [["Bob", "Cy", "Di"]])
         #expect(try stack.stored("Employee", sortedBy: "name") { $0.objects("projects").count } == [0, 1, 1, 1])
     }
 
@@ -158,17 +170,13 @@ import class OCDPredicate.NSPredicate
     /// context added the members.
     @Test func aToManyChangeTheOtherContextAlsoMadeLeavesNothingChanged() throws {
         let stack = try TestStack()
-        let seeding = stack.newContext()
-        let project = stack.insert("Project", ["title": "P"], into: seeding)
-        let ann = stack.insert("Employee", ["name": "Ann"], into: seeding)
-        let bob = stack.insert("Employee", ["name": "Bob"], into: seeding)
-        try seeding.save()
-        let local = stack.context.object(with: project.objectID)
-        local.mutableSetValue(forKey: "members").add(stack.context.object(with: bob.objectID))
-        local.mutableSetValue(forKey: "members").add(stack.context.object(with: ann.objectID))
+        let (projectID, ids) = try seedProject(stack, people: ["Ann", "Bob"], members: 0)
+        let local = stack.context.object(with: projectID)
+        join(projectID, ids[1], in: stack.context)
+        join(projectID, ids[0], in: stack.context)
         let other = stack.newContext()
-        other.object(with: project.objectID).mutableSetValue(forKey: "members").add(other.object(with: ann.objectID))
-        other.object(with: project.objectID).mutableSetValue(forKey: "members").add(other.object(with: bob.objectID))
+        join(projectID, ids[0], in: other)
+        join(projectID, ids[1], in: other)
         stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
         #expect(local.objects("members").count == 2)
         #expect(local.changedValues()["members"] == nil)
@@ -178,43 +186,35 @@ import class OCDPredicate.NSPredicate
     /// saved here, then added back there, is not removed again by the merge.
     @Test func aSaveStartsTheChangesAMergeReappliesAfresh() throws {
         let stack = try TestStack()
-        let seeding = stack.newContext()
-        let project = stack.insert("Project", ["title": "P"], into: seeding)
-        let people = ["Ann", "Bob", "Cy"].map { stack.insert("Employee", ["name": $0], into: seeding) }
-        project.setValue(Set([people[0], people[1]]), forKey: "members")
-        try seeding.save()
-        let local = stack.context.object(with: project.objectID)
-        local.mutableSetValue(forKey: "members").remove(stack.context.object(with: people[0].objectID))
+        let (projectID, ids) = try seedProject(stack, people: ["Ann", "Bob", "Cy"], members: 2)
+        let local = stack.context.object(with: projectID)
+        join(projectID, ids[0], in: stack.context, leaving: true)
         try stack.context.save()
 
         let other = stack.newContext()
-        other.object(with: project.objectID).mutableSetValue(forKey: "members").add(other.object(with: people[0].objectID))
+        join(projectID, ids[0], in: other)
         let notification = try saveNotification(other)
-        local.mutableSetValue(forKey: "members").add(stack.context.object(with: people[2].objectID))
+        join(projectID, ids[2], in: stack.context)
         stack.context.mergeChanges(fromContextDidSave: notification)
-        #expect(Set(local.objects("members").compactMap { $0.string("name") }) == ["Ann", "Bob", "Cy"])
+        #expect(memberNames(local) == ["Ann", "Bob", "Cy"])
     }
 
     /// A member the other context added but this one deleted does not come back: the save that deletes
     /// it leaves no reference to it.
     @Test func aNewcomerDeletedHereStaysOut() throws {
         let stack = try TestStack()
-        let seeding = stack.newContext()
-        let project = stack.insert("Project", ["title": "P"], into: seeding)
-        let people = ["Ann", "Cy", "Di"].map { stack.insert("Employee", ["name": $0], into: seeding) }
-        project.setValue(Set([people[0]]), forKey: "members")
-        try seeding.save()
-        let local = stack.context.object(with: project.objectID)
+        let (projectID, ids) = try seedProject(stack, people: ["Ann", "Cy", "Di"], members: 1)
+        let local = stack.context.object(with: projectID)
         _ = local.objects("members")
-        stack.context.delete(stack.context.object(with: people[2].objectID))
-        local.mutableSetValue(forKey: "members").add(stack.context.object(with: people[1].objectID))
+        stack.context.delete(stack.context.object(with: ids[2]))
+        join(projectID, ids[1], in: stack.context)
 
         let other = stack.newContext()
-        other.object(with: project.objectID).mutableSetValue(forKey: "members").add(other.object(with: people[2].objectID))
+        join(projectID, ids[2], in: other)
         stack.context.mergeChanges(fromContextDidSave: try saveNotification(other))
-        #expect(Set(local.objects("members").compactMap { $0.string("name") }) == ["Ann", "Cy"])
+        #expect(memberNames(local) == ["Ann", "Cy"])
         try stack.context.save()
-        #expect(try stack.stored("Project") { Set($0.objects("members").compactMap { $0.string("name") }) } == [["Ann", "Cy"]])
+        #expect(try stack.stored("Project", memberNames) == [["Ann", "Cy"]])
     }
 
     @Test func aDeletionRunsTheDeleteRulesOfTheOtherContextsObjects() throws {
