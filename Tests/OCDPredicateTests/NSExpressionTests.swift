@@ -108,6 +108,16 @@ struct NSExpressionTests {
         #expect(try value("length:('héllo')") as? Int == 5)
     }
 
+    /// `canonical:`, which Core Data's derived attributes use: folded for case, diacritics and width,
+    /// then in normalization form KC (as Apple's NSCoreDataCanonical); printed as written.
+    @Test func canonicalFoldsCaseDiacriticsAndWidth() throws {
+        #expect(try value("canonical:(name)", ["name": "Les Misérables ＡＢ"]) as? String == "les miserables ab")
+        #expect(try value("canonical:('ﬁn Straße')") as? String == "fin strasse")
+        #expect(try value("canonical:(name)", [:]) == nil)
+        #expect(NSExpression(format: "canonical:(name)").description == "canonical:(name)")
+        #expect(NSExpression(format: "canonical:(name)").function == "canonical:")
+    }
+
     @Test func castConvertsBetweenDatesNumbersAndStrings() throws {
         #expect(try value("CAST(0, 'NSDate')") as? Date == Date(timeIntervalSinceReferenceDate: 0))
         #expect(try value("CAST('42', 'NSNumber')") as? Int == 42)

@@ -93,7 +93,7 @@ enum Functions {
             guard n > 0 else { throw PredicateEvaluationError(.invalidArgument, "randomn: needs a positive bound, not \(n).") }
             return .int(Int64.random(in: 0..<n))
         case .now: return .date(Date())
-        case .lowercase, .uppercase, .length:
+        case .lowercase, .uppercase, .length, .canonical:
             guard case .string(let s) = values[0] else {
                 if values[0].isNilOrNull { return .nil }
                 throw PredicateEvaluationError(.typeMismatch, "\(function.selector) needs a string, not \(Comparison.describe(values[0])).")
@@ -101,6 +101,7 @@ enum Functions {
             switch function {
             case .lowercase: return .string(s.lowercased())
             case .uppercase: return .string(s.uppercased())
+            case .canonical: return .string(TextFolding.canonical(s))
             default: return .int(Int64(s.utf16.count))
             }
         case .bitwiseAnd: return .int(try integer(values[0], function) & integer(values[1], function))

@@ -10,6 +10,9 @@ enum BuiltinFunction: String, CaseIterable {
     case floor = "floor:", ceiling = "ceiling:", abs = "abs:", trunc = "trunc:"
     case random = "random", randomn = "randomn:", now = "now"
     case lowercase = "lowercase:", uppercase = "uppercase:", length = "length:"
+    /// Not in NSExpression's table, but Core Data's derived attributes use it (`canonical:(name)`), and
+    /// Xcode's model files hold it: the string folded for case, diacritics and width.
+    case canonical = "canonical:"
     case bitwiseAnd = "bitwiseAnd:with:", bitwiseOr = "bitwiseOr:with:", bitwiseXor = "bitwiseXor:with:"
     case leftShift = "leftshift:by:", rightShift = "rightshift:by:", onesComplement = "onesComplement:"
     case noindex = "noindex:"
