@@ -36,6 +36,8 @@ extension NSManagedObjectContext {
         var round = 0
         while true {
             round += 1
+            // Each round: a merge policy's resolution may have changed what derived values read.
+            try deriveAttributes()
             insertedNow = Self.inAddressOrder(inserted)
             updatedNow = Self.inAddressOrder(updated)
             deletedNow = Self.inAddressOrder(deleted)

@@ -62,6 +62,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 NSLocalizedDescriptionKey: "The model has no configuration named \"\(configuration)\".",
             ])
         }
+        try checkDerivations()
         lock.lock()
         defer { lock.unlock() }
         if let storeURL, storeType != NSInMemoryStoreType, stores.contains(where: { $0.url == storeURL }) {

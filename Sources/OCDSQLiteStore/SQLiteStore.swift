@@ -184,6 +184,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         legacyLayout = Self.isLegacyLayout(metadata)
         schema = try StoreSchema(entities: entities, numbers: numbers, introspection: introspection, legacyOrderColumns: legacyLayout)
+        schema?.derivationTriggers = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'", [], { $0.text(0) }))
         self.metadata = metadata
         writtenMetadataGeneration = metadataGeneration
     }
@@ -192,11 +193,26 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    /// SQL functions Core Data's schema expects: derived-attribute triggers call these; a no-op suffices.
+    /// SQL functions Core Data's schema expects: the derived-attribute triggers of Apple's stores call
+    /// these, and a write to a table with such a trigger fails ("no such function") without them. The
+    /// two that report a new value to Apple's connection are no-ops here: the object graph computed the
+    /// same values before the save. The others compute what Apple's do, so the triggers store the
+    /// values the graph holds.
     private static func registerFunctions(_ connection: SQLiteConnection) {
         for name in ["NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue"] {
             connection.registerFunction(name, arity: -1, deterministic: false) { _ in .null }
         }
+        let transforms: [(String, (String) -> String)] = [
+            ("NSCoreDataCanonical", TextFolding.canonical), ("NSCoreDataToLower", { $0.lowercased() }), ("NSCoreDataToUpper", { $0.uppercased() }),
+        ]
+        for (name, transform) in transforms {
+            connection.registerFunction(name, arity: 1) { arguments in
+                guard case .text(let text) = arguments.first else { return arguments.first ?? .null }
+                return .text(transform(text))
+            }
+        }
+        // A date as Core Data stores one: seconds since 2001-01-01.
+        connection.registerFunction("NSCoreDataNow", arity: 0, deterministic: false) { _ in .real(Date().timeIntervalSinceReferenceDate) }
         SQLFunctions.register(on: connection)
     }
 

@@ -79,6 +79,40 @@ struct ModelTests {
         #expect(built.localizationDictionary?["Property/processID/Entity/Run"] == "Process ID")
     }
 
+    /// Every derivation form of the NSDerivedAttributeDescription reference, as Xcode's editor writes it,
+    /// loads and is understood (`canonical:` is not one of NSExpression's documented functions, and a
+    /// model with it once failed to load).
+    @Test func derivedAttributesOfEveryFormLoad() throws {
+        let model = try NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML("""
+            <entity name="List" syncable="YES">
+                <attribute name="title" optional="YES" attributeType="String"/>
+                <attribute name="searchTitle" optional="YES" attributeType="String" derived="YES" derivationExpression="canonical:(title)"/>
+                <attribute name="loud" optional="YES" attributeType="String" derived="YES" derivationExpression="uppercase:(title)"/>
+                <attribute name="count" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="items.@count" usesScalarValueType="YES"/>
+                <attribute name="total" optional="YES" attributeType="Double" derived="YES" derivationExpression="items.price.@sum" usesScalarValueType="YES"/>
+                <attribute name="updated" optional="YES" attributeType="Date" derived="YES" derivationExpression="now()" usesScalarValueType="NO"/>
+                <relationship name="items" optional="YES" toMany="YES" deletionRule="Cascade" destinationEntity="Item" inverseName="list" inverseEntity="Item"/>
+            </entity>
+            <entity name="Item" syncable="YES">
+                <attribute name="price" optional="YES" attributeType="Double" defaultValueString="0.0" usesScalarValueType="YES"/>
+                <attribute name="listTitle" optional="YES" attributeType="String" derived="YES" derivationExpression="lowercase:(list.title)"/>
+                <relationship name="list" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="List" inverseName="items" inverseEntity="List"/>
+            </entity>
+            """)))
+        let list = try #require(model.entitiesByName["List"]), item = try #require(model.entitiesByName["Item"])
+        func derivation(_ entity: NSEntityDescription, _ name: String) throws -> Derivation {
+            let attribute = try #require(entity.attributesByName[name] as? NSDerivedAttributeDescription, "\(name)")
+            return try attribute.derivation(in: entity)
+        }
+        #expect(list.attributesByName["searchTitle"].flatMap { ($0 as? NSDerivedAttributeDescription)?.derivationExpression?.description } == "canonical:(title)")
+        guard case .attribute("title", .canonical?) = try derivation(list, "searchTitle") else { Issue.record("searchTitle"); return }
+        guard case .attribute("title", .uppercase?) = try derivation(list, "loud") else { Issue.record("loud"); return }
+        guard case .count("items") = try derivation(list, "count") else { Issue.record("count"); return }
+        guard case .sum("items", "price") = try derivation(list, "total") else { Issue.record("total"); return }
+        guard case .now = try derivation(list, "updated") else { Issue.record("updated"); return }
+        guard case .toOne("list", "title", .lowercase?) = try derivation(item, "listTitle") else { Issue.record("listTitle"); return }
+    }
+
     @Test func lookupsIncludeInheritedProperties() throws {
         let model = try NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML("""
             <entity name="Car" isAbstract="YES">

@@ -122,7 +122,8 @@ public class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable 
     }
 }
 
-/// An attribute whose value the store computes from an expression (`pages.@count`, `now()`, `name.lowercased`).
+/// An attribute whose value a save computes from an expression (`pages.@count`, `now()`, `canonical:(name)`;
+/// the forms are ``derivation(in:)``'s).
 public final class NSDerivedAttributeDescription: NSAttributeDescription, @unchecked Sendable {
     /// How the value is computed.
     public var derivationExpression: NSExpression? { willSet { assertEditable() } }
