@@ -36,8 +36,6 @@ extension NSManagedObjectContext {
         var round = 0
         while true {
             round += 1
-            // Each round: a merge policy's resolution may have changed what derived values read.
-            try deriveAttributes()
             insertedNow = Self.inAddressOrder(inserted)
             updatedNow = Self.inAddressOrder(updated)
             deletedNow = Self.inAddressOrder(deleted)
@@ -85,6 +83,7 @@ extension NSManagedObjectContext {
                 }
             }
         }
+        for result in results where !result.derivedValues.isEmpty { takeDerivedValues(result.derivedValues) }
         // Loop by loop rather than over `insertedNow + updatedNow`: no joined array made for each pass.
         func markSaved(_ object: NSManagedObject) {
             object.status.subtract([.inserted, .updated])

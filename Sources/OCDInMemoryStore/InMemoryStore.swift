@@ -194,7 +194,10 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             remember(objectID.entity.name ?? "", primaryKey(of: objectID)!)
             tables.rows[objectID.entity.name ?? ""]![primaryKey(of: objectID)!] = nil
         }
-        return StoreSaveResult(updated: saved)
+        // The coordinator refused models whose derivations no store can keep, so the plan is at hand.
+        guard let plan = try? DerivationPlan.of(model), !plan.isEmpty else { return StoreSaveResult(updated: saved) }
+        let derived = tables.derive(plan, after: request, remember: remember, primaryKey: { self.primaryKey(of: $0) })
+        return StoreSaveResult(updated: saved, derivedValues: derived)
     }
 }
 

@@ -13,6 +13,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     private var connection: SQLiteConnection?
     private(set) var schema: StoreSchema?
+    /// What derived-attribute triggers report during a save.
+    private let derivedReports = DerivedValueReports()
     /// The `metadataGeneration` of the metadata `Z_METADATA` holds; a save writes the metadata only when it moved on.
     private var writtenMetadataGeneration: Int?
 
@@ -72,7 +74,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             connection.setBusyTimeout(seconds: timeout.doubleValue)
         }
         connection.log = statementLog
-        Self.registerFunctions(connection)
+        Self.registerFunctions(connection, reports: derivedReports)
         do {
             for (name, value) in try pragmas.sorted(by: { $0.key < $1.key }) {
                 try connection.execute("PRAGMA \(name) = \(value)")
@@ -125,8 +127,12 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         metadata["NSStoreModelVersionChecksumKey"] = model.versionChecksum
         metadata["_NSAutoVacuumLevel"] = "2"
         metadata[Self.storeFormatKey] = Self.storeFormat
+        let derivations = try Self.derivationTriggers(schema, model)
         try connection.transaction {
             for statement in schema.createStatements() { try connection.execute(statement) }
+            for (_, triggers) in derivations {
+                for trigger in triggers.triggers { try connection.execute(trigger.sql) }
+            }
             for mapping in schema.mappings.values.sorted(by: { $0.number < $1.number }) {
                 let parent = mapping.entity.superentity.flatMap { schema.mapping(for: $0)?.number } ?? 0
                 try connection.run("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
@@ -183,8 +189,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             introspection[table.uppercased()] = try connection.query("PRAGMA table_info(\(Self.quoted(table)))", [], { $0.text(1).uppercased() })
         }
         legacyLayout = Self.isLegacyLayout(metadata)
-        schema = try StoreSchema(entities: entities, numbers: numbers, introspection: introspection, legacyOrderColumns: legacyLayout)
-        schema?.derivationTriggers = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'", [], { $0.text(0) }))
+        let schema = try StoreSchema(entities: entities, numbers: numbers, introspection: introspection, legacyOrderColumns: legacyLayout)
+        self.schema = schema
+        if !isReadOnly { try addMissingDerivationTriggers(connection, schema) }
         self.metadata = metadata
         writtenMetadataGeneration = metadataGeneration
     }
@@ -195,12 +202,18 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// SQL functions Core Data's schema expects: the derived-attribute triggers of Apple's stores call
     /// these, and a write to a table with such a trigger fails ("no such function") without them. The
-    /// two that report a new value to Apple's connection are no-ops here: the object graph computed the
-    /// same values before the save. The others compute what Apple's do, so the triggers store the
-    /// values the graph holds.
-    private static func registerFunctions(_ connection: SQLiteConnection) {
+    /// two that report a row's new value go to `reports` (the save hands them to the object graph); the
+    /// others compute what Apple's do.
+    private static func registerFunctions(_ connection: SQLiteConnection, reports: DerivedValueReports) {
         for name in ["NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue"] {
-            connection.registerFunction(name, arity: -1, deterministic: false) { _ in .null }
+            connection.registerFunction(name, arity: -1, deterministic: false) { arguments in
+                // (table, Z_ENT, Z_PK, attribute, value)
+                if arguments.count == 5, case .integer(let entity) = arguments[1], case .integer(let key) = arguments[2],
+                   case .text(let attribute) = arguments[3] {
+                    reports.add(entity: entity, primaryKey: key, attribute: attribute, value: arguments[4])
+                }
+                return .null
+            }
         }
         let transforms: [(String, (String) -> String)] = [
             ("NSCoreDataCanonical", TextFolding.canonical), ("NSCoreDataToLower", { $0.lowercased() }), ("NSCoreDataToUpper", { $0.uppercased() }),
@@ -214,6 +227,39 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         // A date as Core Data stores one: seconds since 2001-01-01.
         connection.registerFunction("NSCoreDataNow", arity: 0, deterministic: false) { _ in .real(Date().timeIntervalSinceReferenceDate) }
         SQLFunctions.register(on: connection)
+    }
+
+    // MARK: Derived attributes
+
+    /// The triggers of the model's derived attributes in `schema` (none for a model without any).
+    private static func derivationTriggers(_ schema: StoreSchema, _ model: NSManagedObjectModel) throws -> [(attribute: String, triggers: DerivationTriggers)] {
+        let plan: DerivationPlan
+        do {
+            plan = try DerivationPlan.of(model)
+        } catch {
+            throw StoreError.invalidStore("\(error)")
+        }
+        return plan.isEmpty ? [] : DerivationTriggers.all(schema, plan)
+    }
+
+    /// Adds the triggers of derived attributes that have none in an existing file (a store made before the
+    /// attribute was, or by a writer that made none), and sets the values of the rows already stored, as
+    /// Core Data does when it adds them. An attribute with triggers of any name is left to them: Apple's.
+    private func addMissingDerivationTriggers(_ connection: SQLiteConnection, _ schema: StoreSchema) throws {
+        let derivations = try Self.derivationTriggers(schema, model)
+        if derivations.isEmpty { return }
+        let existing = try connection.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'", [], { $0.text(0) })
+        let missing = derivations.filter { attribute, triggers in
+            let infix = "_" + attribute.replacingOccurrences(of: ".", with: "_") + "_"
+            return !existing.contains { name in name.contains(infix) || triggers.triggers.contains { $0.name == name } }
+        }
+        if missing.isEmpty { return }
+        try connection.transaction {
+            for (_, triggers) in missing {
+                for statement in triggers.backfill { try connection.execute(statement) }
+                for trigger in triggers.triggers { try connection.execute(trigger.sql) }
+            }
+        }
     }
 
     // MARK: Metadata
@@ -825,6 +871,10 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let (connection, schema) = try ready()
         var result: [StoreRow] = []
         result.reserveCapacity(request.updated.count)
+        // Only a model with derived attributes has triggers to report.
+        let collectsDerivedValues = !schema.derivedAttributesAreAbsent
+        if collectsDerivedValues { derivedReports.start() }
+        defer { if collectsDerivedValues { _ = derivedReports.finish() } }
         let (currentMetadata, generation) = metadataWithGeneration
         var writtenGeneration: Int?
         // The only store of a save that only inserts undoes a failed write by rolling its whole round back
@@ -879,7 +929,18 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             if case StoreError.conflicts(let conflicts) = error { throw StoreError.conflicts(try withStoredRows(conflicts)) }
             throw error
         }
-        return StoreSaveResult(updated: result)
+        guard collectsDerivedValues else { return StoreSaveResult(updated: result) }
+        return StoreSaveResult(updated: result, derivedValues: derivedValues(derivedReports.finish(), schema))
+    }
+
+    /// The reported values as the object graph takes them: by object ID and slot, decoded.
+    private func derivedValues(_ reports: [DerivedValueReports.Report], _ schema: StoreSchema) -> [DerivedValue] {
+        reports.compactMap { report in
+            guard let mapping = schema.byNumber[Int(report.entity)], let slot = mapping.layout.slot(named: report.attribute),
+                  let attribute = mapping.layout.properties[slot] as? NSDerivedAttributeDescription else { return nil }
+            let id = objectIDMaker(for: mapping.entity).objectID(primaryKey: report.primaryKey)
+            return DerivedValue(objectID: id, slot: slot, value: ValueCoding.decodeDerived(report.value, attribute))
+        }
     }
 
     /// What a save's loops of deletes, updates and inserts keep from row to row: the rows mostly come

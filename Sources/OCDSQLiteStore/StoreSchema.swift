@@ -72,16 +72,6 @@ final class RootTable {
     var columns: [(name: String, type: String)] = []
     /// Columns present in an existing store's table (upper-cased), from `PRAGMA table_info`.
     var existingColumns: Set<String> = []
-    /// The store's derived-attribute triggers on this table, without their `Z_DA_<table>_` prefix
-    /// (`Book_pagesCount_SOURCE_INSERT`).
-    var derivationTriggers: [String] = []
-
-    /// Whether a trigger of the store keeps `attribute`'s column: then saves leave the column to it, as
-    /// Core Data's do (writing it too would race the trigger's own arithmetic).
-    func hasDerivationTrigger(for attribute: NSAttributeDescription) -> Bool {
-        let infix = "_\(attribute.name)_"
-        return derivationTriggers.contains { $0.contains(infix) }
-    }
 
     init(entity: NSEntityDescription) {
         self.entity = entity
@@ -147,13 +137,13 @@ final class EntityMapping {
     }
 
     /// The columns inserts and updates write, in `selectedSlots` order, worked out once (the schema is
-    /// complete when the store first writes): a derived attribute's column is written with the value the
-    /// object graph computed, unless a trigger of the store keeps it (Apple's stores); a column missing
-    /// from an older file is not written.
+    /// complete when the store first writes): a derived attribute's column is kept by the store's triggers
+    /// (DerivationTriggers.swift), as in Apple's stores, and a column missing from an older file is not
+    /// written.
     lazy var writtenColumns: [WrittenColumn] = selectedSlots.compactMap { slot in
         switch storage[slot] {
         case .attribute(let column, let attribute):
-            if attribute is NSDerivedAttributeDescription, table.hasDerivationTrigger(for: attribute) { return nil }
+            if attribute is NSDerivedAttributeDescription { return nil }
             guard table.existingColumns.isEmpty || table.existingColumns.contains(column) else { return nil }
             return WrittenColumn(slot: slot, column: column, attribute: attribute, entityColumn: nil)
         case .toOne(let column, let entityColumn, _):
@@ -224,18 +214,12 @@ final class StoreSchema {
     private(set) var roots: [RootTable] = []
     private(set) var joinTables: [JoinTable] = []
 
-    /// The names of an existing store's derived-attribute triggers (`Z_DA_<table>_<Entity>_<attribute>_…`,
-    /// which Apple's Core Data installs), shared out to the tables they keep columns of.
-    var derivationTriggers: Set<String> = [] {
-        didSet {
-            for root in roots {
-                let prefix = "Z_DA_\(root.name)_"
-                root.derivationTriggers = derivationTriggers.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
-            }
-        }
-    }
-
     func mapping(for entity: NSEntityDescription) -> EntityMapping? { mappings[entity.name ?? ""] }
+
+    /// Whether no entity has a derived attribute (then no trigger reports values to a save).
+    lazy var derivedAttributesAreAbsent: Bool = !entities.contains { entity in
+        entity.propertiesByName.values.contains { $0 is NSDerivedAttributeDescription }
+    }
 
     /// Core Data's entity numbering: depth-first pre-order over the inheritance forest, roots and
     /// children sorted by name, from 1.

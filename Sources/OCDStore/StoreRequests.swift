@@ -92,7 +92,26 @@ public struct StoreSaveRequest: @unchecked Sendable {
 /// graph to assume the rest were written as sent, one version on.
 public struct StoreSaveResult: @unchecked Sendable {
     public var updated: [StoreRow]
-    public init(updated: [StoreRow] = []) { self.updated = updated }
+    /// Derived attributes (`NSDerivedAttributeDescription`) the save recomputed, of rows in the save or of
+    /// rows that read them: the store keeps them, as Core Data's triggers do, without a new version, and
+    /// the object graph gives them to the objects it holds.
+    public var derivedValues: [DerivedValue] = []
+    public init(updated: [StoreRow] = [], derivedValues: [DerivedValue] = []) {
+        self.updated = updated
+        self.derivedValues = derivedValues
+    }
+}
+
+/// A derived attribute's value as a save left it in the store (numbers as their row holds them).
+public struct DerivedValue: @unchecked Sendable {
+    public let objectID: NSManagedObjectID
+    public let slot: Int
+    public let value: Any?
+    public init(objectID: NSManagedObjectID, slot: Int, value: Any?) {
+        self.objectID = objectID
+        self.slot = slot
+        self.value = value
+    }
 }
 
 /// Errors stores report to the object graph, which turns them into Core Data's `NSError`s (decision D6).

@@ -4,6 +4,7 @@ import OCDModel
 import OCDPredicate
 import OCDSQLiteStore
 import OCDStore
+import OCDTestSupport
 import Testing
 import class OCDPredicate.NSExpression
 import class OCDPredicate.NSPredicate
@@ -162,53 +163,42 @@ import class OCDPredicate.NSSortDescriptor
         #expect(try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY").first?["ZNAME"] as? String == "Acme Corp")
     }
 
-    /// Apple's stores keep derived attributes with triggers (spec §3; the SQL below is the fixture
-    /// store SampleModel2_V1's for `pages.@count`, and Core Data's own pattern for `canonical:` and
-    /// `now()`). A save must leave those columns to the triggers, or a count the trigger increments would
-    /// be counted twice, and the functions the triggers call must compute what Apple's do.
-    @Test func appleDerivedAttributeTriggersKeepTheirColumnsAlone() throws {
-        func model() -> NSManagedObjectModel {
-            func derived(_ name: String, _ type: NSAttributeType, _ format: String) -> NSDerivedAttributeDescription {
-                let attribute = NSDerivedAttributeDescription()
-                attribute.name = name
-                attribute.attributeType = type
-                attribute.derivationExpression = NSExpression(format: format)
-                return attribute
-            }
-            let book = TestModel.entity("Book"), page = TestModel.entity("Page")
-            let pages = NSRelationshipDescription(), pageBook = NSRelationshipDescription()
-            pages.name = "pages"
-            pages.destinationEntity = page
-            pages.maxCount = 0
-            pageBook.name = "book"
-            pageBook.destinationEntity = book
-            pageBook.maxCount = 1
-            pages.inverseRelationship = pageBook
-            pageBook.inverseRelationship = pages
-            book.properties = [TestModel.attribute("title", .stringAttributeType), derived("pagesCount", .integer64AttributeType, "pages.@count"),
-                               derived("searchTitle", .stringAttributeType, "canonical:(title)"), derived("touched", .dateAttributeType, "now()"), pages]
-            page.properties = [TestModel.attribute("number", .integer32AttributeType), pageBook]
-            let model = NSManagedObjectModel()
-            model.entities = [book, page]
-            return model
+    /// A book with `pagesCount = pages.@count` (the fixture store SampleModel2's), `searchTitle =
+    /// canonical:(title)` and `touched = now()`; pages point at their book.
+    private static func derivedBookModel() -> NSManagedObjectModel {
+        func derived(_ name: String, _ type: NSAttributeType, _ format: String) -> NSDerivedAttributeDescription {
+            let attribute = NSDerivedAttributeDescription()
+            attribute.name = name
+            attribute.attributeType = type
+            attribute.derivationExpression = NSExpression(format: format)
+            return attribute
         }
+        let book = TestModel.entity("Book"), page = TestModel.entity("Page")
+        let pages = NSRelationshipDescription(), pageBook = NSRelationshipDescription()
+        pages.name = "pages"
+        pages.destinationEntity = page
+        pages.maxCount = 0
+        pageBook.name = "book"
+        pageBook.destinationEntity = book
+        pageBook.maxCount = 1
+        pages.inverseRelationship = pageBook
+        pageBook.inverseRelationship = pages
+        book.properties = [TestModel.attribute("title", .stringAttributeType), derived("pagesCount", .integer64AttributeType, "pages.@count"),
+                           derived("searchTitle", .stringAttributeType, "canonical:(title)"), derived("touched", .dateAttributeType, "now()"), pages]
+        page.properties = [TestModel.attribute("number", .integer32AttributeType), pageBook]
+        let model = NSManagedObjectModel()
+        model.entities = [book, page]
+        return model
+    }
+
+    /// Spec §3: Core Data keeps derived attributes with triggers in the file. A new store gets Apple's
+    /// (for `pages.@count` exactly the text of the fixture store SampleModel2_V1's five triggers), the
+    /// values are the store's (never written by a save, which would race the triggers' arithmetic), and
+    /// Core Data's SQL functions compute what Apple's do.
+    @Test func derivedAttributesAreKeptByApplesTriggers() throws {
         let folder = TemporaryFolder()
         let url = folder.file()
-        do { _ = try SQLiteStack(model: model(), url: url).store }
-        func report(_ name: String, _ column: String, _ key: String) -> String {
-            "SELECT NSCoreDataDATriggerUpdatedAffectedObjectValue('ZBOOK', Z_ENT, Z_PK, '\(name)', \(column)) FROM ZBOOK WHERE Z_PK = \(key); END;"
-        }
-        try RawSQL.execute(url, """
-            CREATE TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_INSERT AFTER INSERT ON ZPAGE FOR EACH ROW WHEN (NEW.ZBOOK NOT NULL) BEGIN UPDATE ZBOOK SET ZPAGESCOUNT = IFNULL(ZPAGESCOUNT, 0) + 1 WHERE Z_PK = NEW.ZBOOK; \(report("pagesCount", "ZPAGESCOUNT", "NEW.ZBOOK"))
-            CREATE TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_UPDATE_INCREMENT AFTER UPDATE OF ZBOOK ON ZPAGE FOR EACH ROW WHEN (NEW.ZBOOK NOT NULL) BEGIN UPDATE ZBOOK SET ZPAGESCOUNT = ZPAGESCOUNT + 1 WHERE Z_PK = NEW.ZBOOK; \(report("pagesCount", "ZPAGESCOUNT", "NEW.ZBOOK"))
-            CREATE TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_UPDATE_DECREMENT AFTER UPDATE OF ZBOOK ON ZPAGE FOR EACH ROW WHEN (OLD.ZBOOK NOT NULL) BEGIN UPDATE ZBOOK SET ZPAGESCOUNT = ZPAGESCOUNT - 1 WHERE Z_PK = OLD.ZBOOK; \(report("pagesCount", "ZPAGESCOUNT", "OLD.ZBOOK"))
-            CREATE TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_DELETE AFTER DELETE ON ZPAGE FOR EACH ROW WHEN (OLD.ZBOOK NOT NULL) BEGIN UPDATE ZBOOK SET ZPAGESCOUNT = ZPAGESCOUNT - 1 WHERE Z_PK = OLD.ZBOOK; \(report("pagesCount", "ZPAGESCOUNT", "OLD.ZBOOK"))
-            CREATE TRIGGER Z_DA_ZBOOK_Book_pagesCount_SOURCE_INSERT AFTER INSERT ON ZBOOK FOR EACH ROW BEGIN UPDATE ZBOOK SET ZPAGESCOUNT = (SELECT IFNULL(COUNT(ZBOOK), 0) FROM ZPAGE WHERE ZBOOK = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(report("pagesCount", "ZPAGESCOUNT", "NEW.Z_PK"))
-            CREATE TRIGGER Z_DA_ZBOOK_Book_searchTitle_INSERT AFTER INSERT ON ZBOOK FOR EACH ROW WHEN (NEW.ZTITLE NOT NULL) BEGIN UPDATE ZBOOK SET ZSEARCHTITLE = NSCoreDataCanonical(NEW.ZTITLE) WHERE Z_PK = NEW.Z_PK; \(report("searchTitle", "ZSEARCHTITLE", "NEW.Z_PK"))
-            CREATE TRIGGER Z_DA_ZBOOK_Book_searchTitle_UPDATE AFTER UPDATE OF ZTITLE ON ZBOOK FOR EACH ROW BEGIN UPDATE ZBOOK SET ZSEARCHTITLE = NSCoreDataCanonical(NEW.ZTITLE) WHERE Z_PK = NEW.Z_PK; \(report("searchTitle", "ZSEARCHTITLE", "NEW.Z_PK"))
-            CREATE TRIGGER Z_DA_ZBOOK_Book_touched_UPDATE AFTER UPDATE OF Z_OPT ON ZBOOK FOR EACH ROW BEGIN UPDATE ZBOOK SET ZTOUCHED = NSCoreDataNow() WHERE Z_PK = NEW.Z_PK; \(report("touched", "ZTOUCHED", "NEW.Z_PK"))
-            """)
-        let stack = try SQLiteStack(model: model(), url: url)
+        let stack = try SQLiteStack(model: Self.derivedBookModel(), url: url)
         let log = SQLStatementLog()
         stack.sqliteStore.statementLog = log
         try withExtendedLifetime(stack.context) {
@@ -219,22 +209,70 @@ import class OCDPredicate.NSSortDescriptor
             var row = try #require(try RawSQL.rows(url, "SELECT ZPAGESCOUNT, ZSEARCHTITLE, ZTOUCHED FROM ZBOOK").first)
             #expect(row["ZPAGESCOUNT"] as? Int64 == 3)
             #expect(row["ZSEARCHTITLE"] as? String == "angstrom a" && book.value(forKey: "searchTitle") as? String == "angstrom a")
+            // NSCoreDataNow(): a date as Core Data stores one, seconds since 2001; the object has the store's.
+            let touched = try #require(row["ZTOUCHED"] as? Double)
+            #expect(abs(touched - Date().timeIntervalSinceReferenceDate) < 60)
+            #expect((book.value(forKey: "touched") as? Date)?.timeIntervalSinceReferenceDate == touched)
 
             stack.context.delete(pages[0])
             book.setValue("Éclair", forKey: "title")
             try stack.context.save()
             #expect(book.value(forKey: "pagesCount") as? Int64 == 2)
-            row = try #require(try RawSQL.rows(url, "SELECT ZPAGESCOUNT, ZSEARCHTITLE, ZTOUCHED FROM ZBOOK").first)
+            row = try #require(try RawSQL.rows(url, "SELECT ZPAGESCOUNT, ZSEARCHTITLE FROM ZBOOK").first)
             #expect(row["ZPAGESCOUNT"] as? Int64 == 2)
-            #expect(row["ZSEARCHTITLE"] as? String == "eclair")
-            // NSCoreDataNow(): a date as Core Data stores one, seconds since 2001.
-            let touched = try #require(row["ZTOUCHED"] as? Double)
-            #expect(abs(touched - Date().timeIntervalSinceReferenceDate) < 60)
+            #expect(row["ZSEARCHTITLE"] as? String == "eclair" && book.value(forKey: "searchTitle") as? String == "eclair")
         }
         // The saves wrote the book's title, never a column a trigger keeps.
         let writes = log.statements.filter { $0.hasPrefix("INSERT INTO ZBOOK") || $0.hasPrefix("UPDATE ZBOOK") }
         #expect(writes.count >= 2)
         #expect(writes.allSatisfy { $0.contains("ZTITLE") && !$0.contains("ZPAGESCOUNT") && !$0.contains("ZSEARCHTITLE") && !$0.contains("ZTOUCHED") }, "\(writes)")
+
+        guard let stores = Fixtures.stores else { return }
+        func triggers(_ url: URL) throws -> [String: String] {
+            var result: [String: String] = [:]
+            for row in try RawSQL.rows(url, "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%pagesCount%'") {
+                result[row["name"] as? String ?? ""] = (row["sql"] as? String)?.replacingOccurrences(of: "CREATE TRIGGER IF NOT EXISTS ", with: "CREATE TRIGGER ")
+            }
+            return result
+        }
+        let apple = try triggers(stores.appendingPathComponent("alemar11__CoreDataPlus__SampleModel2_V1.sqlite"))
+        #expect(apple.count == 5)
+        #expect(try triggers(url) == apple)
+    }
+
+    /// A store made without a derived attribute's triggers (by a writer that makes none, or before the
+    /// attribute existed) gets them when it opens, with the values of its rows set; an attribute whose
+    /// triggers exist under Apple's names is left to them.
+    @Test func missingDerivationTriggersAreAddedAndTheRowsFilledIn() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        do {
+            let stack = try SQLiteStack(model: Self.derivedBookModel(), url: url)
+            let book = stack.insert("Book", ["title": "Été"])
+            for number in 1...2 { stack.insert("Page", ["number": number, "book": book]) }
+            try stack.context.save()
+        }
+        try RawSQL.execute(url, """
+            DROP TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_INSERT; DROP TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_UPDATE_INCREMENT;
+            DROP TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_UPDATE_DECREMENT; DROP TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_DELETE;
+            DROP TRIGGER Z_DA_ZBOOK_Book_pagesCount_SOURCE_INSERT; DROP TRIGGER Z_DA_ZBOOK_Book_searchTitle_INSERT; DROP TRIGGER Z_DA_ZBOOK_Book_searchTitle_UPDATE;
+            UPDATE ZBOOK SET ZPAGESCOUNT = NULL, ZSEARCHTITLE = NULL;
+            CREATE TRIGGER Z_DA_ZBOOK_Book_searchTitle_APPLE AFTER UPDATE OF ZTITLE ON ZBOOK FOR EACH ROW BEGIN UPDATE ZBOOK SET ZSEARCHTITLE = 'apple' WHERE Z_PK = NEW.Z_PK; END;
+            """)
+        let stack = try SQLiteStack(model: Self.derivedBookModel(), url: url)
+        let row = try #require(try RawSQL.rows(url, "SELECT ZPAGESCOUNT, ZSEARCHTITLE FROM ZBOOK").first)
+        #expect(row["ZPAGESCOUNT"] as? Int64 == 2)
+        // searchTitle has a trigger of its own (Apple's, here a stand-in): neither added to nor filled in.
+        #expect((row["ZSEARCHTITLE"] ?? nil) == nil)
+        let names = try RawSQL.rows(url, "SELECT name FROM sqlite_master WHERE type = 'trigger'").compactMap { $0["name"] as? String }
+        #expect(names.filter { $0.contains("_Book_pagesCount_") }.count == 5)
+        #expect(!names.contains("Z_DA_ZBOOK_Book_searchTitle_INSERT"))
+        try withExtendedLifetime(stack.context) {
+            let book = try #require(try stack.context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Book")).first)
+            stack.insert("Page", ["number": 3, "book": book])
+            try stack.context.save()
+            #expect(book.value(forKey: "pagesCount") as? Int64 == 3)
+        }
     }
 
     /// Spec §2: two entities of one hierarchy with a property of the same name share the root's table,

@@ -59,6 +59,25 @@ extension NSDerivedAttributeDescription {
     /// attribute); throws for an expression Core Data's SQLite store refuses (a multi-step key path, a
     /// derived attribute in the chain, an unsupported function …).
     package func derivation(in entity: NSEntityDescription) throws -> Derivation {
+        var sourceType: NSAttributeType?
+        let form = try form(in: entity, sourceType: &sourceType)
+        let numbers: [NSAttributeType] = [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
+                                          .decimalAttributeType, .doubleAttributeType, .floatAttributeType]
+        let fits: Bool
+        switch form {
+        case .attribute(_, _?), .toOne(_, _, _?): fits = attributeType == .stringAttributeType
+        case .attribute, .toOne: fits = sourceType == attributeType
+        case .count, .sum: fits = numbers.contains(attributeType)
+        case .now: fits = attributeType == .dateAttributeType
+        }
+        if !fits {
+            throw DerivationError(entity: entity.name ?? "?", attribute: name, expression: derivationExpression?.description ?? "nil",
+                                  reason: "the derived attribute's type, \(attributeType.modelFileName), cannot hold what the expression gives")
+        }
+        return form
+    }
+
+    private func form(in entity: NSEntityDescription, sourceType: inout NSAttributeType?) throws -> Derivation {
         let expression = derivationExpression
         func fail(_ reason: String) -> DerivationError {
             DerivationError(entity: entity.name ?? "?", attribute: name, expression: expression?.description ?? "nil", reason: reason)
@@ -75,6 +94,7 @@ extension NSDerivedAttributeDescription {
             }
             if attribute is NSDerivedAttributeDescription { throw fail("derived attribute found in dependency chain ('\(key)')") }
             if attribute.isTransient { throw fail("'\(key)' of \(owner.name ?? "?") is transient and has no stored value") }
+            sourceType = attribute.attributeType
             return attribute
         }
         func relationship(_ key: String, toMany: Bool) throws -> NSRelationshipDescription {
@@ -121,6 +141,10 @@ extension NSDerivedAttributeDescription {
             case 3 where path[2].lowercased() == "@sum" || path[1].lowercased() == "@sum":
                 let key = path[2].lowercased() == "@sum" ? path[1] : path[2]
                 let through = try relationship(path[0], toMany: true)
+                // Summed through the members' key to their owner; a many-to-many has none.
+                if through.inverseRelationship.map({ $0.isToMany }) ?? true {
+                    throw fail("@sum of a many-to-many relationship (Core Data counts those, and sums only one-to-many ones)")
+                }
                 try sumOf(key, through)
                 return .sum(relationship: path[0], key: key)
             default:
@@ -170,5 +194,43 @@ extension NSDerivedAttributeDescription {
         default:
             throw fail("the expression must be a key path or a function of one")
         }
+    }
+}
+
+/// The derived attributes of a model in use, by entity (a subentity's include those it inherits),
+/// analysed once: the coordinator checks them when a store is added, and stores keep them.
+package final class DerivationPlan: @unchecked Sendable {
+    package struct Derived: Sendable {
+        package let name: String
+        package let derivation: Derivation
+        /// The entity that declares the attribute (its triggers are named after it).
+        package let declaringEntity: String
+    }
+
+    /// By entity name.
+    package let byEntity: [String: [Derived]]
+
+    /// Whether the model has no derived attribute (most models: then nothing more is asked).
+    package var isEmpty: Bool { byEntity.isEmpty }
+
+    private init(model: NSManagedObjectModel) throws {
+        var byEntity: [String: [Derived]] = [:]
+        for entity in model.entities {
+            let attributes = entity.propertiesByName.values.compactMap { $0 as? NSDerivedAttributeDescription }.sorted { $0.name < $1.name }
+            for attribute in attributes {
+                let derived = Derived(name: attribute.name, derivation: try attribute.derivation(in: entity),
+                                      declaringEntity: attribute.entity?.name ?? entity.name ?? "")
+                byEntity[entity.name ?? "", default: []].append(derived)
+            }
+        }
+        self.byEntity = byEntity
+    }
+
+    /// The plan of `model`; throws ``DerivationError`` for a derivation Core Data cannot keep. Kept on
+    /// the model once it is in use (an editable model may still change).
+    package static func of(_ model: NSManagedObjectModel) throws -> DerivationPlan {
+        if let plan = model.derivationPlanCache.load(as: DerivationPlan.self) { return plan }
+        let plan = try DerivationPlan(model: model)
+        return model.isEditable ? plan : model.derivationPlanCache.storeIfNil(plan)
     }
 }

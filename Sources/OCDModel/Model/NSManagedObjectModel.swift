@@ -229,8 +229,8 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
     /// ``declaresUniquenessConstraints`` once known: 0 not yet, 1 no, 2 yes.
     private let uniquenessAnswer = Atomic<UInt8>(0)
 
-    /// The object graph's tables for the whole model (its derived attributes), built once it is in use.
-    package let graphCache = OnceReference()
+    /// The model's ``DerivationPlan``, built once it is in use (only that type is stored here).
+    package let derivationPlanCache = OnceReference()
 
     /// An editable copy: entities, configurations and templates copied, references resolved anew.
     public func copy(with zone: NSZone? = nil) -> Any {

@@ -1,0 +1,156 @@
+import Foundation
+import OCDModel
+import OCDPredicate
+import OCDStore
+
+/// Derived attributes in the in-memory store: recomputed from the stored rows once a save's rows are in,
+/// as Core Data's SQLite store does with triggers (DerivationTriggers in the SQLite store), and kept
+/// without a new version (a value another row's change moves is no edit of this row's).
+extension InMemoryStore.Tables {
+    /// Recomputes the derived attributes the save of `request` (whose rows are stored) may have moved;
+    /// returns the new values. `remember` is called before a row changes (for a multi-store save's undo).
+    mutating func derive(_ plan: DerivationPlan, after request: StoreSaveRequest,
+                         remember: (String, Int64) -> Void, primaryKey: (NSManagedObjectID) -> Int64?) -> [DerivedValue] {
+        // Rows whose own derived attributes are recomputed (all of them: cheap in memory; now() moves on
+        // every insert and update, as Core Data's follows Z_OPT), and rows read through a relationship.
+        var targets: [NSManagedObjectID] = []
+        var seen = Set<NSManagedObjectID>()
+        func target(_ id: NSManagedObjectID) { if seen.insert(id).inserted { targets.append(id) } }
+        for row in request.inserted { target(row.objectID) }
+        for (row, _) in request.updated { target(row.objectID) }
+
+        // Sources of relationship-based values that a changed, new or deleted row may move.
+        var changed = Set(request.inserted.map(\.objectID))
+        for (row, _) in request.updated { changed.insert(row.objectID) }
+        for (id, _) in request.deleted { changed.insert(id) }
+        let model = request.inserted.first?.objectID.entity.managedObjectModel
+            ?? request.updated.first?.row.objectID.entity.managedObjectModel
+            ?? request.deleted.first?.objectID.entity.managedObjectModel
+        let entities = model?.entitiesByName ?? [:]
+        for (entityName, derivedList) in plan.byEntity {
+            guard let entity = entities[entityName], let rows = self.rows[entityName] else { continue }
+            let relationships = Set(derivedList.compactMap { derived -> String? in
+                switch derived.derivation {
+                case .toOne(let name, _, _), .count(let name), .sum(let name, _): return name
+                default: return nil
+                }
+            })
+            if relationships.isEmpty { continue }
+            let layout = EntityLayout.of(entity)
+            let slots = relationships.compactMap { layout.slot(named: $0) }
+            // A scan of the entity's rows for those pointing at a changed row (the in-memory store has no
+            // index; only models with such derived attributes pay it).
+            for (_, row) in rows where !seen.contains(row.objectID) {
+                for slot in slots {
+                    let value = row.values.stored(slot)
+                    let points = (value as? NSManagedObjectID).map(changed.contains) ?? (value as? [NSManagedObjectID])?.contains(where: changed.contains) ?? false
+                    if points { target(row.objectID); break }
+                }
+            }
+        }
+
+        var result: [DerivedValue] = []
+        let now = Date()
+        for id in targets {
+            guard let derivedList = plan.byEntity[id.entity.name ?? ""], let key = primaryKey(id),
+                  let row = rows[id.entity.name ?? ""]?[key] else { continue }
+            var values = row.values
+            var moved = false
+            for derived in derivedList {
+                guard let slot = row.layout.slot(named: derived.name), let attribute = row.layout.properties[slot] as? NSAttributeDescription else { continue }
+                let value = Self.stored(value(of: derived.derivation, in: row, now: now, primaryKey: primaryKey), for: attribute)
+                if Self.same(value, values.stored(slot)) { continue }
+                values[slot] = value
+                moved = true
+                result.append(DerivedValue(objectID: id, slot: slot, value: value))
+            }
+            if moved {
+                remember(id.entity.name ?? "", key)
+                rows[id.entity.name ?? ""]![key] = StoreRow(objectID: id, version: row.version, values: values)
+            }
+        }
+        return result
+    }
+
+    private func value(of derivation: Derivation, in row: StoreRow, now: Date, primaryKey: (NSManagedObjectID) -> Int64?) -> Any? {
+        func read(_ key: String, of row: StoreRow) -> Any? {
+            row.layout.slot(named: key).flatMap { SlotValues.boxed(row.values.stored($0)) }
+        }
+        func apply(_ function: Derivation.TextFunction?, _ value: Any?) -> Any? {
+            guard let function, let string = value as? String else { return value }
+            switch function {
+            case .canonical: return TextFolding.canonical(string)
+            case .lowercase: return string.lowercased()
+            case .uppercase: return string.uppercased()
+            }
+        }
+        /// The rows `relationship` lists that are still stored (a deleted one no longer counts, as a
+        /// deleted row no longer holds its key in SQL).
+        func members(_ relationship: String) -> [StoreRow] {
+            guard let slot = row.layout.slot(named: relationship), let ids = row.values.stored(slot) as? [NSManagedObjectID] else { return [] }
+            return ids.compactMap { id in lookup(id) }
+        }
+        func lookup(_ id: NSManagedObjectID) -> StoreRow? {
+            primaryKey(id).flatMap { rows[id.entity.name ?? ""]?[$0] }
+        }
+        switch derivation {
+        case .attribute(let key, let function):
+            return apply(function, read(key, of: row))
+        case .toOne(let relationship, let key, let function):
+            guard let slot = row.layout.slot(named: relationship), let id = row.values.stored(slot) as? NSManagedObjectID,
+                  let destination = lookup(id) else { return nil }
+            return apply(function, read(key, of: destination))
+        case .count(let relationship):
+            return Int64(members(relationship).count)
+        case .sum(let relationship, let key):
+            var integer: Int64 = 0, double = 0.0, decimal = Decimal(0), kind = 0
+            for member in members(relationship) {
+                switch read(key, of: member) {
+                case let value as Decimal:
+                    kind = 2
+                    decimal += value
+                case let number as NSNumber:
+                    let type = number.objCType.pointee
+                    if type == 0x64 || type == 0x66 { kind = max(kind, 1); double += number.doubleValue } else { integer &+= number.int64Value }
+                default:
+                    continue
+                }
+            }
+            switch kind {
+            case 0: return integer
+            case 1: return double + Double(integer)
+            default: return decimal + Decimal(double) + Decimal(integer)
+            }
+        case .now:
+            return now
+        }
+    }
+
+    /// `value` in the form a row holds for `attribute` (numbers unboxed where the slot holds them so).
+    private static func stored(_ value: Any?, for attribute: NSAttributeDescription) -> Any? {
+        guard let value else { return nil }
+        let number = value as? NSNumber ?? (value as? Int64).map { NSNumber(value: $0) } ?? (value as? Double).map { NSNumber(value: $0) }
+        switch attribute.attributeType {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            return number.map { $0.int64Value } ?? (value as? Decimal).map { NSDecimalNumber(decimal: $0).int64Value }
+        case .doubleAttributeType:
+            return number.map { $0.doubleValue } ?? (value as? Decimal).map { NSDecimalNumber(decimal: $0).doubleValue }
+        case .floatAttributeType:
+            return (number?.floatValue ?? (value as? Decimal).map { NSDecimalNumber(decimal: $0).floatValue }).map { NSNumber(value: $0) }
+        case .decimalAttributeType:
+            return (value as? Decimal) ?? number.map { $0.decimalValue }
+        default:
+            return value
+        }
+    }
+
+    private static func same(_ a: Any?, _ b: Any?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (nil, _), (_, nil): return false
+        case let (x?, y?):
+            if let x = SlotValues.boxed(x) as? NSObject, let y = SlotValues.boxed(y) as? NSObject { return x.isEqual(y) }
+            return false
+        }
+    }
+}

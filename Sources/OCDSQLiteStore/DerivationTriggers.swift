@@ -1,0 +1,201 @@
+import Foundation
+import OCDModel
+import OCDStore
+
+/// The triggers that keep derived attributes (`NSDerivedAttributeDescription`) in Core Data's SQLite
+/// schema, in the form Apple's Core Data installs them (spec §3; the format strings of its
+/// `NSSQLDerivedAttributeSQLGenerator`, and the fixture store SampleModel2's `pages.@count` triggers).
+/// Each is named `Z_DA_<table it is on>_<Entity>_<attribute>_<role>`, computes the value in SQL with
+/// Core Data's functions (`NSCoreDataCanonical`, `NSCoreDataNow` …) and reports it through
+/// `NSCoreDataDATrigger(Insert)UpdatedAffectedObjectValue(table, Z_ENT, Z_PK, attribute, value)`, which
+/// the store registers to hand the values to the object graph.
+struct DerivationTriggers {
+    /// `CREATE TRIGGER` statements, by trigger name.
+    var triggers: [(name: String, sql: String)] = []
+    /// Statements that set the columns of rows already stored (run when the triggers are added to a store).
+    var backfill: [String] = []
+
+    /// The triggers of `derived`, an attribute that `mapping`'s entity declares; none when the schema has
+    /// no column for a part of it.
+    init(_ derived: DerivationPlan.Derived, _ mapping: EntityMapping, _ schema: StoreSchema) {
+        guard let slot = mapping.layout.slot(named: derived.name), case .attribute(let column, _) = mapping.storage[slot] else { return }
+        let table = mapping.table.name
+        let entity = derived.declaringEntity
+        let attribute = derived.name
+        let ownRows = "Z_ENT IN (\(mapping.numbersWithSubentities.map(String.init).joined(separator: ", ")))"
+        func name(_ on: String, _ role: String) -> String { "Z_DA_\(on)_\(entity)_\(attribute)_\(role)" }
+        func report(inserted: Bool, _ condition: String) -> String {
+            "SELECT NSCoreDataDATrigger\(inserted ? "Insert" : "")UpdatedAffectedObjectValue('\(table)', Z_ENT, Z_PK, '\(attribute)', \(column)) FROM \(table) WHERE \(condition);"
+        }
+        func add(_ on: String, _ role: String, _ event: String, when: String?, _ body: String) {
+            let trigger = name(on, role)
+            let condition = when.map { " WHEN (\($0))" } ?? ""
+            triggers.append((trigger, "CREATE TRIGGER IF NOT EXISTS \(trigger) \(event) ON \(on) FOR EACH ROW\(condition) BEGIN \(body) END"))
+        }
+        func storedColumn(of key: String, in mapping: EntityMapping) -> String? {
+            mapping.layout.slot(named: key).flatMap { schema.column(of: mapping, slot: $0) }
+        }
+        func apply(_ function: Derivation.TextFunction?, _ value: String) -> String {
+            switch function {
+            case .canonical?: return "NSCoreDataCanonical(\(value))"
+            case .lowercase?: return "NSCoreDataToLower(\(value))"
+            case .uppercase?: return "NSCoreDataToUpper(\(value))"
+            case nil: return value
+            }
+        }
+
+        switch derived.derivation {
+        case .attribute(let key, let function):
+            guard let source = storedColumn(of: key, in: mapping) else { return }
+            sameRow(source: source, value: { apply(function, $0 + source) })
+        case .now:
+            // No key to follow: any update of the row moves its version.
+            sameRow(source: "Z_OPT", value: { _ in "NSCoreDataNow()" })
+        case .toOne(let relationship, let key, let function):
+            guard let foreignKey = storedColumn(of: relationship, in: mapping),
+                  let destination = mapping.entity.relationshipsByName[relationship]?.destinationEntity.flatMap(schema.mapping(for:)),
+                  let source = storedColumn(of: key, in: destination) else { return }
+            let other = destination.table.name
+            let lookup = "(SELECT \(apply(function, source)) FROM \(other) WHERE Z_PK = NEW.\(foreignKey))"
+            add(table, "SOURCE_INSERT", "AFTER INSERT", when: "NEW.\(foreignKey) NOT NULL",
+                "UPDATE \(table) SET \(column) = \(lookup) WHERE Z_PK = NEW.Z_PK; \(report(inserted: true, "Z_PK = NEW.Z_PK"))")
+            add(table, "SOURCE_UPDATE", "AFTER UPDATE OF \(foreignKey)", when: nil,
+                "UPDATE \(table) SET \(column) = \(lookup) WHERE Z_PK = NEW.Z_PK; \(report(inserted: false, "Z_PK = NEW.Z_PK"))")
+            // A destination inserted after the row that points at it, or whose value changes.
+            let pushed = "UPDATE \(table) SET \(column) = \(apply(function, "NEW." + source)) WHERE \(foreignKey) = NEW.Z_PK; \(report(inserted: false, "\(foreignKey) = NEW.Z_PK"))"
+            add(other, "PARAMETER_INSERT", "AFTER INSERT", when: nil, pushed)
+            add(other, "PARAMETER_UPDATE", "AFTER UPDATE OF \(source)", when: nil, pushed)
+            backfill.append("UPDATE \(table) SET \(column) = (SELECT \(apply(function, source)) FROM \(other) WHERE \(other).Z_PK = \(table).\(foreignKey)) WHERE \(ownRows)")
+        case .count(let relationship), .sum(let relationship, _):
+            guard let slot = mapping.layout.slot(named: relationship) else { return }
+            var summed: String?
+            if case .sum(_, let key) = derived.derivation {
+                guard let destination = mapping.entity.relationshipsByName[relationship]?.destinationEntity.flatMap(schema.mapping(for:)),
+                      let source = storedColumn(of: key, in: destination) else { return }
+                summed = source
+            }
+            switch mapping.storage[slot] {
+            case .toManyByInverse(let description, let foreignKey, _):
+                guard let child = description.destinationEntity.flatMap(schema.mapping(for:))?.table.name else { return }
+                // What one member adds: 1, or its value. Apple's arithmetic, to the letter (the fixture
+                // store SampleModel2_V1 has these four and SOURCE_INSERT for `pages.@count`).
+                func amount(_ row: String) -> String { summed.map { "IFNULL(\(row).\($0), 0)" } ?? "1" }
+                let watched = summed.map { "\(foreignKey), \($0)" } ?? foreignKey
+                add(child, "PARAMETER_INSERT", "AFTER INSERT", when: "NEW.\(foreignKey) NOT NULL",
+                    "UPDATE \(table) SET \(column) = IFNULL(\(column), 0) + \(amount("NEW")) WHERE Z_PK = NEW.\(foreignKey); \(report(inserted: false, "Z_PK = NEW.\(foreignKey)"))")
+                add(child, "PARAMETER_UPDATE_INCREMENT", "AFTER UPDATE OF \(watched)", when: "NEW.\(foreignKey) NOT NULL",
+                    "UPDATE \(table) SET \(column) = \(column) + \(amount("NEW")) WHERE Z_PK = NEW.\(foreignKey); \(report(inserted: false, "Z_PK = NEW.\(foreignKey)"))")
+                add(child, "PARAMETER_UPDATE_DECREMENT", "AFTER UPDATE OF \(watched)", when: "OLD.\(foreignKey) NOT NULL",
+                    "UPDATE \(table) SET \(column) = \(column) - \(amount("OLD")) WHERE Z_PK = OLD.\(foreignKey); \(report(inserted: false, "Z_PK = OLD.\(foreignKey)"))")
+                add(child, "PARAMETER_DELETE", "AFTER DELETE", when: "OLD.\(foreignKey) NOT NULL",
+                    "UPDATE \(table) SET \(column) = \(column) - \(amount("OLD")) WHERE Z_PK = OLD.\(foreignKey); \(report(inserted: false, "Z_PK = OLD.\(foreignKey)"))")
+                let total = summed.map { "IFNULL(SUM(\($0)), 0)" } ?? "IFNULL(COUNT(\(foreignKey)), 0)"
+                add(table, "SOURCE_INSERT", "AFTER INSERT", when: nil,
+                    "UPDATE \(table) SET \(column) = (SELECT \(total) FROM \(child) WHERE \(foreignKey) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(report(inserted: true, "Z_PK = NEW.Z_PK"))")
+                backfill.append("UPDATE \(table) SET \(column) = (SELECT \(total) FROM \(child) WHERE \(child).\(foreignKey) = \(table).Z_PK) WHERE \(ownRows)")
+            case .toManyByJoin(_, let join, let forward) where summed == nil:
+                // A many-to-many (count only, as Core Data allows): a join row more or less.
+                let owner = forward ? join.sourceColumn : join.destinationColumn
+                add(join.name, "PARAMETER_INSERT", "AFTER INSERT", when: "NEW.\(owner) NOT NULL",
+                    "UPDATE \(table) SET \(column) = IFNULL(\(column), 0) + 1 WHERE Z_PK = NEW.\(owner); \(report(inserted: false, "Z_PK = NEW.\(owner)"))")
+                add(join.name, "PARAMETER_DELETE", "AFTER DELETE", when: "OLD.\(owner) NOT NULL",
+                    "UPDATE \(table) SET \(column) = IFNULL(\(column), 0) - 1 WHERE Z_PK = OLD.\(owner); \(report(inserted: false, "Z_PK = OLD.\(owner)"))")
+                add(table, "SOURCE_INSERT", "AFTER INSERT", when: nil,
+                    "UPDATE \(table) SET \(column) = (SELECT COUNT(*) FROM \(join.name) WHERE \(owner) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(report(inserted: true, "Z_PK = NEW.Z_PK"))")
+                backfill.append("UPDATE \(table) SET \(column) = (SELECT COUNT(*) FROM \(join.name) WHERE \(join.name).\(owner) = \(table).Z_PK) WHERE \(ownRows)")
+            default:
+                return
+            }
+        }
+
+        /// A value of the row itself: computed when the row is inserted and when `source` changes.
+        func sameRow(source: String, value: (String) -> String) {
+            add(table, "INSERT", "AFTER INSERT", when: "NEW.\(source) NOT NULL",
+                "UPDATE \(table) SET \(column) = \(value("NEW.")) WHERE Z_PK = NEW.Z_PK; \(report(inserted: true, "Z_PK = NEW.Z_PK"))")
+            add(table, "UPDATE", "AFTER UPDATE OF \(source)", when: nil,
+                "UPDATE \(table) SET \(column) = \(value("NEW.")) WHERE Z_PK = NEW.Z_PK; \(report(inserted: false, "Z_PK = NEW.Z_PK"))")
+            backfill.append("UPDATE \(table) SET \(column) = \(value("")) WHERE \(ownRows)")
+        }
+    }
+
+    /// The triggers of every derived attribute of `schema`'s entities, each with the statements that set
+    /// the values of rows already stored.
+    static func all(_ schema: StoreSchema, _ plan: DerivationPlan) -> [(attribute: String, triggers: DerivationTriggers)] {
+        var result: [(String, DerivationTriggers)] = []
+        for mapping in schema.mappings.values.sorted(by: { $0.number < $1.number }) {
+            let name = mapping.entity.name ?? ""
+            for derived in plan.byEntity[name] ?? [] where derived.declaringEntity == name {
+                let triggers = DerivationTriggers(derived, mapping, schema)
+                if !triggers.triggers.isEmpty { result.append(("\(name).\(derived.name)", triggers)) }
+            }
+        }
+        return result
+    }
+}
+
+/// The values derived-attribute triggers report while a save writes (through
+/// `NSCoreDataDATrigger(Insert)UpdatedAffectedObjectValue`), for the save's result. Collected only
+/// during a save: other writes (adding triggers, migrations) report to no one.
+final class DerivedValueReports: @unchecked Sendable {
+    struct Report {
+        let entity: Int64
+        let primaryKey: Int64
+        let attribute: String
+        let value: SQLValue
+    }
+
+    private let lock = NSLock()
+    private var collecting = false
+    private var reports: [Report] = []
+
+    func start() {
+        lock.withLock {
+            collecting = true
+            reports = []
+        }
+    }
+
+    func add(entity: Int64, primaryKey: Int64, attribute: String, value: SQLValue) {
+        lock.withLock {
+            if collecting { reports.append(Report(entity: entity, primaryKey: primaryKey, attribute: attribute, value: value)) }
+        }
+    }
+
+    /// The reports since ``start()``, the last of each row's attribute only; collecting stops.
+    func finish() -> [Report] {
+        lock.withLock {
+            collecting = false
+            defer { reports = [] }
+            var latest: [String: Int] = [:]
+            for (index, report) in reports.enumerated() { latest["\(report.entity).\(report.primaryKey).\(report.attribute)"] = index }
+            return latest.values.sorted().map { reports[$0] }
+        }
+    }
+}
+
+extension ValueCoding {
+    /// A derived attribute's value as a trigger reported it, in the form a row holds (numbers unboxed).
+    static func decodeDerived(_ value: SQLValue, _ attribute: NSAttributeDescription) -> Any? {
+        switch (attribute.attributeType, value) {
+        case (_, .null): return nil
+        case (.integer16AttributeType, .integer(let number)), (.integer32AttributeType, .integer(let number)), (.integer64AttributeType, .integer(let number)):
+            return number
+        case (.integer16AttributeType, .real(let number)), (.integer32AttributeType, .real(let number)), (.integer64AttributeType, .real(let number)):
+            return Int64(exactly: number.rounded(.towardZero)) ?? 0
+        case (.doubleAttributeType, .integer(let number)): return Double(number)
+        case (.doubleAttributeType, .real(let number)): return number
+        case (.floatAttributeType, .integer(let number)): return NSNumber(value: Float(number))
+        case (.floatAttributeType, .real(let number)): return NSNumber(value: Float(number))
+        case (.decimalAttributeType, .integer(let number)): return Decimal(number)
+        case (.decimalAttributeType, .real(let number)): return Decimal(string: String(number)) ?? Decimal(number)
+        case (.decimalAttributeType, .text(let text)): return Decimal(string: text)
+        case (.booleanAttributeType, .integer(let number)): return number != 0
+        case (.stringAttributeType, .text(let text)): return text
+        case (.stringAttributeType, .integer(let number)): return String(number)
+        case (.stringAttributeType, .real(let number)): return String(number)
+        case (.dateAttributeType, .real(let seconds)): return Date(timeIntervalSinceReferenceDate: seconds)
+        case (.dateAttributeType, .integer(let seconds)): return Date(timeIntervalSinceReferenceDate: Double(seconds))
+        default: return nil
+        }
+    }
+}
