@@ -63,6 +63,28 @@ extension NSManagedObject {
     /// Sets the value at a dotted key path on the object the path's prefix reaches (nothing if it is nil).
     func kvcSetValue(_ value: Any?, forKeyPath keyPath: String) {
         guard let dot = keyPath.lastIndex(of: ".") else { return setValue(value, forKey: keyPath) }
+        // An element of a composite attribute (`location.latitude`): the composite's dictionary with that
+        // element set, as a change of the composite. Core Data's documentation names elements by such
+        // paths; its dictionaries cannot be changed in place.
+        let components = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        if let composite = entity.attributesByName[components[0]] as? NSCompositeAttributeDescription {
+            func setting(_ dictionary: [String: Any], in composite: NSCompositeAttributeDescription, _ path: ArraySlice<String>) -> [String: Any] {
+                guard let key = path.first, let element = composite.elements.first(where: { $0.name == key }) else {
+                    fatalError("setValue(_:forKeyPath:): \(keyPath) names no element of the composite attribute \(components[0]) of \(entity.name ?? "?").")
+                }
+                var result = dictionary
+                if path.count == 1 {
+                    result[key] = value is NSNull ? nil : value
+                } else if let nested = element as? NSCompositeAttributeDescription {
+                    result[key] = setting(dictionary[key] as? [String: Any] ?? [:], in: nested, path.dropFirst())
+                } else {
+                    fatalError("setValue(_:forKeyPath:): \(keyPath) goes past the element \(key), which is no composite.")
+                }
+                return result
+            }
+            let current = self.value(forKey: components[0]) as? [String: Any] ?? [:]
+            return setValue(setting(current, in: composite, components.dropFirst()), forKey: components[0])
+        }
         let target = self.value(forKeyPath: String(keyPath[..<dot]))
         guard let object = target as? NSManagedObject else { return }
         object.setValue(value, forKey: String(keyPath[keyPath.index(after: dot)...]))
@@ -727,6 +749,8 @@ enum AttributeValues {
             normalized = value as? URL
         case .objectIDAttributeType:
             normalized = value as? NSManagedObjectID
+        case .compositeAttributeType:
+            normalized = (attribute as? NSCompositeAttributeDescription).flatMap { composite(value, composite: $0, of: object) }
         default:
             normalized = value
         }
@@ -738,6 +762,27 @@ enum AttributeValues {
 }
 
 extension AttributeValues {
+    /// A composite attribute's value: a dictionary by element name (Core Data's in-memory form), each
+    /// element's value normalized as that attribute's would be but kept in its public form (numbers as
+    /// `NSNumber`s, so `dictionary["count"] as? Int` answers), `NSNull` as no value. Keys that name no
+    /// element are kept as given (Core Data's store ignores them). Nil for a value that is no dictionary.
+    static func composite(_ value: Any, composite: NSCompositeAttributeDescription, of object: NSManagedObject) -> [String: Any]? {
+        var result: [String: Any]
+        if let dictionary = value as? [String: Any] {
+            result = dictionary
+        } else if let dictionary = value as? NSDictionary {
+            result = [:]
+            for (key, element) in dictionary { if let key = key as? String { result[key] = element } }
+        } else {
+            return nil
+        }
+        for element in composite.elements {
+            guard let given = result[element.name] else { continue }
+            result[element.name] = SlotValues.boxed(normalize(given, for: element, of: object))
+        }
+        return result
+    }
+
     /// `value` as a number in the plain form its slot holds in a word (D27) when the number is exactly
     /// that, else as an `NSNumber` (kept as given: a fraction on an integer attribute, a float on a double
     /// one), or nil if it is no number.

@@ -986,6 +986,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 if left === right { return true }
                 if let left = left as? NSObject { return left.isEqual(right) }
             }
+            // Composite attributes' dictionaries, element by element (a type test, no cast for other values).
+            if Swift.type(of: x) == [String: Any].self, Swift.type(of: y) == [String: Any].self,
+               let x = x as? [String: Any], let y = y as? [String: Any] {
+                return x.count == y.count && x.allSatisfy { key, value in y[key].map { valuesEqual(value, $0) } ?? false }
+            }
             // Strings literally, as `NSString.isEqual(_:)` compares them: Swift's `==` takes "é" and "e" + a
             // combining accent as equal, and a change of form alone would be neither seen nor saved.
             if Swift.type(of: x) == String.self, Swift.type(of: y) == String.self,

@@ -633,6 +633,13 @@ final class PredicateSQL {
                 // Nothing can follow an attribute in SQL (no `name.length`): Apple finds no such key path.
                 guard isLast else { throw notFound(components, mapping) }
                 return .value("\(alias).\(column)", attribute)
+            case .composite(let elements):
+                // `location.latitude`: an element's column. The composite alone has no column to compare.
+                let path = Array(components[(index + 1)...])
+                guard let element = elements.first(where: { $0.path == path }) else {
+                    throw SQLiteStoreError.unsupportedPredicate("keypath \(components.joined(separator: ".")) not found in entity \(mapping.entity.name ?? "?") (\(key) is a composite attribute: name one of its elements, \(elements.map { ([key] + $0.path).joined(separator: ".") }.joined(separator: ", ")))")
+                }
+                return .value("\(alias).\(element.column)", element.attribute)
             case .toOne(let column, _, let relationship):
                 if isLast { return .object("\(alias).\(column)", relationship.destinationEntity) }
                 guard let destination = relationship.destinationEntity.flatMap(schema.mapping(for:)) else { throw unsupported(key) }

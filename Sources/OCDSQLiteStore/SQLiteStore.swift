@@ -373,6 +373,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         case double(slot: Int, position: Int32, offset: Int)
         case attribute(slot: Int, position: Int32, attribute: NSAttributeDescription)
         case toOne(slot: Int, position: Int32, entityPosition: Int32?, relationship: NSRelationshipDescription)
+        /// A composite attribute: its elements' columns into one dictionary (nil when all are NULL, as
+        /// Core Data reads it).
+        case composite(slot: Int, elements: [(path: [String], position: Int32, attribute: NSAttributeDescription)])
     }
 
     /// The steps of `mapping`'s entity, with the column positions resolved once (by name, in `index`)
@@ -398,6 +401,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             case .toOne(let column, let entityColumn, let relationship):
                 guard let position = index[column] else { continue }
                 steps.append(.toOne(slot: slot, position: position, entityPosition: entityColumn.flatMap { index[$0] }, relationship: relationship))
+            case .composite(let elements):
+                let read = elements.compactMap { element in index[element.column].map { (element.path, $0, element.attribute) } }
+                if !read.isEmpty { steps.append(.composite(slot: slot, elements: read)) }
             default:
                 break
             }
@@ -473,6 +479,15 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     if let destination {
                         values[slot] = store.objectID(for: destination, primaryKey: key.int64)
                     }
+                case .composite(let slot, let elements):
+                    var dictionary: [String: Any]?
+                    for (path, position, attribute) in elements {
+                        let column = statement.column(position)
+                        if column.isNull { continue }
+                        let value = ValueCoding.decode(column, attribute, store: store)
+                        dictionary = CompositeValue.setting(value, at: path[...], in: dictionary ?? [:])
+                    }
+                    if let dictionary { values[slot] = dictionary }
                 }
             }
             return StoreRow(objectID: id, version: statement.int64(2), values: values)
@@ -1031,6 +1046,11 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     }
                 case .none:
                     break
+                }
+                if let path = columns[position].elementPath, let attribute = columns[position].attribute {
+                    let value = CompositeValue.value(at: path[...], in: rowValues.stored(slot) as? [String: Any])
+                    try statement.bind(ValueCoding.encode(value, attribute, marksExternalStorage: !legacyLayout), at: index)
+                    continue
                 }
                 if let attribute = columns[position].attribute {
                     try statement.bind(ValueCoding.encode(rowValues.stored(slot), attribute, marksExternalStorage: !legacyLayout), at: index)

@@ -51,6 +51,9 @@ final class JoinTable {
 enum SlotStorage {
     /// An attribute's column in the root table.
     case attribute(column: String, attribute: NSAttributeDescription)
+    /// A composite attribute: a column per stored element (nested composites flattened), as Core Data
+    /// lays them out; no column for the composite itself.
+    case composite(elements: [CompositeColumn])
     /// A to-one relationship: the destination's primary key in `column`, and its `Z_ENT` in
     /// `entityColumn` when the destination has subentities.
     case toOne(column: String, entityColumn: String?, relationship: NSRelationshipDescription)
@@ -62,6 +65,15 @@ enum SlotStorage {
     case toManyByJoin(relationship: NSRelationshipDescription, table: JoinTable, forward: Bool)
     /// Transient: not stored.
     case none
+}
+
+/// A stored element of a composite attribute: its path below the composite (`["lat"]`, or
+/// `["where", "lat"]` through a nested composite) and its column (`ZLAT`: the element's name, as Core
+/// Data names it, with a digit when another property of the table took the name first).
+struct CompositeColumn {
+    let path: [String]
+    let column: String
+    let attribute: NSAttributeDescription
 }
 
 /// The table of a root entity and everything in it.
@@ -118,17 +130,20 @@ final class EntityMapping {
         let column: String
         let attribute: NSAttributeDescription?
         let entityColumn: String?
+        /// For an element of a composite attribute, its path in the slot's dictionary.
+        let elementPath: [String]?
         /// How a number held in its word is written without making a value (read per row and column).
         let numberColumn: NumberColumn
 
         enum NumberColumn { case none, integer, double }
 
-        init(slot: Int, column: String, attribute: NSAttributeDescription?, entityColumn: String?) {
+        init(slot: Int, column: String, attribute: NSAttributeDescription?, entityColumn: String?, elementPath: [String]? = nil) {
             self.slot = slot
             self.column = column
             self.attribute = attribute
             self.entityColumn = entityColumn
-            switch attribute?.attributeType {
+            self.elementPath = elementPath
+            switch elementPath == nil ? attribute?.attributeType : nil {
             case .integer64AttributeType?, .integer32AttributeType?, .integer16AttributeType?: numberColumn = .integer
             case .doubleAttributeType?: numberColumn = .double
             default: numberColumn = .none
@@ -140,16 +155,20 @@ final class EntityMapping {
     /// complete when the store first writes): a derived attribute's column is kept by the store's triggers
     /// (DerivationTriggers.swift), as in Apple's stores, and a column missing from an older file is not
     /// written.
-    lazy var writtenColumns: [WrittenColumn] = selectedSlots.compactMap { slot in
+    lazy var writtenColumns: [WrittenColumn] = selectedSlots.flatMap { slot -> [WrittenColumn] in
         switch storage[slot] {
         case .attribute(let column, let attribute):
-            if attribute is NSDerivedAttributeDescription { return nil }
-            guard table.existingColumns.isEmpty || table.existingColumns.contains(column) else { return nil }
-            return WrittenColumn(slot: slot, column: column, attribute: attribute, entityColumn: nil)
+            if attribute is NSDerivedAttributeDescription { return [] }
+            guard table.existingColumns.isEmpty || table.existingColumns.contains(column) else { return [] }
+            return [WrittenColumn(slot: slot, column: column, attribute: attribute, entityColumn: nil)]
+        case .composite(let elements):
+            return elements.filter { table.existingColumns.isEmpty || table.existingColumns.contains($0.column) }.map {
+                WrittenColumn(slot: slot, column: $0.column, attribute: $0.attribute, entityColumn: nil, elementPath: $0.path)
+            }
         case .toOne(let column, let entityColumn, _):
-            return WrittenColumn(slot: slot, column: column, attribute: nil, entityColumn: entityColumn)
+            return [WrittenColumn(slot: slot, column: column, attribute: nil, entityColumn: entityColumn)]
         default:
-            return nil
+            return []
         }
     }
 
@@ -176,17 +195,16 @@ final class EntityMapping {
     /// tell them apart (write all).
     func writtenColumnSet(forSlots slots: [Int]) -> ColumnSet? {
         guard writtenColumns.count < 64 else { return nil }
-        if columnIndexBySlot.isEmpty {
-            columnIndexBySlot = Array(repeating: -1, count: layout.properties.count)
-            for (index, written) in writtenColumns.enumerated() { columnIndexBySlot[written.slot] = index }
+        if columnBitsBySlot.isEmpty {
+            columnBitsBySlot = Array(repeating: 0, count: layout.properties.count)
+            // A composite's slot has a column per element.
+            for (index, written) in writtenColumns.enumerated() { columnBitsBySlot[written.slot] |= 1 << UInt64(index) }
         }
         var bits: UInt64 = 0
-        for slot in slots where slot < columnIndexBySlot.count && columnIndexBySlot[slot] >= 0 {
-            bits |= 1 << UInt64(columnIndexBySlot[slot])
-        }
+        for slot in slots where slot < columnBitsBySlot.count { bits |= columnBitsBySlot[slot] }
         return ColumnSet(bits: bits)
     }
-    private var columnIndexBySlot: [Int] = []
+    private var columnBitsBySlot: [UInt64] = []
 
     /// `UPDATE` of a row with the version it must have: the written columns in `set`, then Z_PK and Z_OPT.
     /// Made once per set of columns, as Core Data's are.
@@ -324,7 +342,14 @@ final class StoreSchema {
                 let declaring = declaringEntity(of: property, from: mapping.entity)
                 let owner = "\(declaring.name ?? "").\(property.name)"
                 if property.isTransient { continue }
-                if let attribute = property as? NSAttributeDescription {
+                if let composite = property as? NSCompositeAttributeDescription {
+                    let elements = composite.leafElements.map { path, element in
+                        let name = column("Z" + element.name.uppercased(), in: table, owner: owner + "." + path.joined(separator: "."))
+                        declare(table, name, Self.sqlType(of: element))
+                        return CompositeColumn(path: path, column: name, attribute: element)
+                    }
+                    mapping.storage[slot] = .composite(elements: elements)
+                } else if let attribute = property as? NSAttributeDescription {
                     if attribute.attributeType == .undefinedAttributeType || attribute.attributeType == .objectIDAttributeType { continue }
                     let name = column("Z" + property.name.uppercased(), in: table, owner: owner)
                     mapping.storage[slot] = .attribute(column: name, attribute: attribute)
@@ -453,6 +478,7 @@ final class StoreSchema {
                     var needed: [String] = []
                     switch storage {
                     case .attribute(let column, _): needed = [column]
+                    case .composite(let elements): needed = elements.map(\.column)
                     case .toOne(let column, let entityColumn, _): needed = [column] + (entityColumn.map { [$0] } ?? [])
                     default: break
                     }
@@ -466,7 +492,7 @@ final class StoreSchema {
         for mapping in ordered {
             mapping.selectedSlots = mapping.layout.properties.indices.filter { slot in
                 switch mapping.storage[slot] {
-                case .attribute, .toOne: return true
+                case .attribute, .composite, .toOne: return true
                 default: return false
                 }
             }
@@ -586,5 +612,23 @@ final class StoreSchema {
         case .attribute(let column, _), .toOne(let column, _, _): return column
         default: return nil
         }
+    }
+}
+
+/// A composite attribute's dictionary, read and written by element path.
+enum CompositeValue {
+    /// The value at `path` (nil when it or a dictionary on the way is missing).
+    static func value(at path: ArraySlice<String>, in dictionary: [String: Any]?) -> Any? {
+        guard let key = path.first, let value = dictionary?[key] else { return nil }
+        if path.count == 1 { return value is NSNull ? nil : value }
+        return self.value(at: path.dropFirst(), in: value as? [String: Any])
+    }
+
+    /// `dictionary` with `value` at `path`, making the dictionaries of nested composites on the way.
+    static func setting(_ value: Any?, at path: ArraySlice<String>, in dictionary: [String: Any]) -> [String: Any] {
+        guard let key = path.first else { return dictionary }
+        var result = dictionary
+        result[key] = path.count == 1 ? value : setting(value, at: path.dropFirst(), in: dictionary[key] as? [String: Any] ?? [:])
+        return result
     }
 }

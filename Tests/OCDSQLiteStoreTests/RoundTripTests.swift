@@ -275,6 +275,52 @@ import class OCDPredicate.NSSortDescriptor
         }
     }
 
+    /// Core Data's layout of composite attributes (its `NSSQLEntity` mapping): a column per stored element,
+    /// named after the element alone (`ZLATITUDE`, nested composites flattened), a digit added when the
+    /// table already has the name; no column for the composite. A composite whose columns are all NULL
+    /// reads back as nil.
+    @Test func compositeAttributesAreStoredAsAColumnPerElement() throws {
+        let meters = TestModel.attribute("meters", .doubleAttributeType)
+        let accuracy = NSCompositeAttributeDescription()
+        accuracy.name = "accuracy"
+        accuracy.elements = [meters]
+        let location = NSCompositeAttributeDescription()
+        location.name = "location"
+        location.elements = [TestModel.attribute("latitude", .doubleAttributeType), TestModel.attribute("name", .stringAttributeType), accuracy]
+        let place = TestModel.entity("Place", [TestModel.attribute("name", .stringAttributeType), location])
+        let model = NSManagedObjectModel()
+        model.entities = [place]
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stack = try SQLiteStack(model: model, url: url)
+        try withExtendedLifetime(stack.context) {
+            let rome = stack.insert("Place", ["name": "Rome", "location": ["latitude": 41.9, "name": "centro", "accuracy": ["meters": 3.5]]])
+            let void = stack.insert("Place", ["name": "Void", "location": [String: Any]()])
+            try stack.context.save()
+            let columns = try RawSQL.rows(url, "PRAGMA table_info(ZPLACE)").compactMap { $0["name"] as? String }
+            #expect(Set(columns) == ["Z_PK", "Z_ENT", "Z_OPT", "ZNAME", "ZLATITUDE", "ZNAME1", "ZMETERS"])
+            let row = try #require(try RawSQL.rows(url, "SELECT ZNAME, ZLATITUDE, ZNAME1, ZMETERS FROM ZPLACE WHERE ZNAME = 'Rome'").first)
+            #expect(row["ZLATITUDE"] as? Double == 41.9 && row["ZNAME1"] as? String == "centro" && row["ZMETERS"] as? Double == 3.5)
+            let other = stack.newContext()
+            #expect(other.object(with: void.objectID).value(forKey: "location") == nil)
+            #expect((other.object(with: rome.objectID).value(forKey: "location") as? [String: Any])?["name"] as? String == "centro")
+            // Only the changed composite's columns are written.
+            let log = SQLStatementLog()
+            stack.sqliteStore.statementLog = log
+            rome.setValue(42.0, forKeyPath: "location.latitude")
+            try stack.context.save()
+            stack.sqliteStore.statementLog = nil
+            let update = try #require(log.statements.first { $0.hasPrefix("UPDATE ZPLACE") })
+            #expect(update.contains("ZLATITUDE") && update.contains("ZMETERS") && !update.contains("ZNAME ="))
+            // A composite alone has no column to compare: the error names its elements.
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Place")
+            request.predicate = NSPredicate(format: "location == nil")
+            #expect { try other.fetch(request) } throws: { error in
+                "\(error)".contains("location.latitude, location.name, location.accuracy.meters")
+            }
+        }
+    }
+
     /// Spec §2: two entities of one hierarchy with a property of the same name share the root's table,
     /// so the second one's column gets a numeric suffix (`ZTEXT`, `ZTEXT1`); each reads back its own.
     @Test func sameNamedPropertiesOfOneHierarchyGetSuffixedColumns() throws {

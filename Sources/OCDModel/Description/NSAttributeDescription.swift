@@ -175,4 +175,37 @@ public final class NSCompositeAttributeDescription: NSAttributeDescription, @unc
         super.copySettings(from: other)
         elements = (other as? NSCompositeAttributeDescription)?.elements.map { $0.copy() as! NSAttributeDescription } ?? []
     }
+
+    /// The stored attributes at the ends of the composite's tree, with their paths below it (`["lat"]`,
+    /// `["where", "lat"]` through a nested composite): a store keeps one column each (Core Data's
+    /// `ZLAT`). Transient elements are not stored.
+    package var leafElements: [(path: [String], attribute: NSAttributeDescription)] {
+        elements.flatMap { element -> [(path: [String], attribute: NSAttributeDescription)] in
+            if let nested = element as? NSCompositeAttributeDescription {
+                return nested.leafElements.map { ([element.name] + $0.path, $0.attribute) }
+            }
+            return element.isTransient ? [] : [([element.name], element)]
+        }
+    }
+
+    /// The value a new object starts with: the composite's own default (a dictionary) with each
+    /// element's default filled in at its path, as Core Data merges them; nil when neither has one.
+    package var mergedDefaultValue: [String: Any]? {
+        var result = defaultValue as? [String: Any] ?? [:]
+        var any = defaultValue != nil
+        for element in elements {
+            if let nested = element as? NSCompositeAttributeDescription {
+                if let value = nested.mergedDefaultValue {
+                    var inner = result[element.name] as? [String: Any] ?? [:]
+                    inner.merge(value) { mine, _ in mine }
+                    result[element.name] = inner
+                    any = true
+                }
+            } else if result[element.name] == nil, let value = element.defaultValue {
+                result[element.name] = value
+                any = true
+            }
+        }
+        return any ? result : nil
+    }
 }
