@@ -9,24 +9,23 @@ import OCDStore
 extension InMemoryStore.Tables {
     /// Recomputes the derived attributes the save of `request` (whose rows are stored) may have moved;
     /// returns the new values. `remember` is called before a row changes (for a multi-store save's undo).
-    mutating func derive(_ plan: DerivationPlan, after request: StoreSaveRequest,
+    mutating func derive(_ plan: DerivationPlan, model: NSManagedObjectModel, after request: StoreSaveRequest,
                          remember: (String, Int64) -> Void, primaryKey: (NSManagedObjectID) -> Int64?) -> [DerivedValue] {
-        // Rows whose own derived attributes are recomputed (all of them: cheap in memory; now() moves on
-        // every insert and update, as Core Data's follows Z_OPT), and rows read through a relationship.
-        var targets: [NSManagedObjectID] = []
+        // The rows of the save, all of whose derived attributes are recomputed (cheap in memory; now()
+        // moves on every insert and update, as Core Data's follows Z_OPT), and rows that read a changed
+        // row through a relationship, whose relationship-based ones are (not now(): the row itself did
+        // not change, as in SQL, where the triggers do not touch its Z_OPT).
+        var targets: [(id: NSManagedObjectID, saved: Bool)] = []
         var seen = Set<NSManagedObjectID>()
-        func target(_ id: NSManagedObjectID) { if seen.insert(id).inserted { targets.append(id) } }
-        for row in request.inserted { target(row.objectID) }
-        for (row, _) in request.updated { target(row.objectID) }
+        func target(_ id: NSManagedObjectID, saved: Bool) { if seen.insert(id).inserted { targets.append((id, saved)) } }
+        for row in request.inserted { target(row.objectID, saved: true) }
+        for (row, _) in request.updated { target(row.objectID, saved: true) }
 
         // Sources of relationship-based values that a changed, new or deleted row may move.
         var changed = Set(request.inserted.map(\.objectID))
         for (row, _) in request.updated { changed.insert(row.objectID) }
         for (id, _) in request.deleted { changed.insert(id) }
-        let model = request.inserted.first?.objectID.entity.managedObjectModel
-            ?? request.updated.first?.row.objectID.entity.managedObjectModel
-            ?? request.deleted.first?.objectID.entity.managedObjectModel
-        let entities = model?.entitiesByName ?? [:]
+        let entities = model.entitiesByName
         for (entityName, derivedList) in plan.byEntity {
             guard let entity = entities[entityName], let rows = self.rows[entityName] else { continue }
             let relationships = Set(derivedList.compactMap { derived -> String? in
@@ -44,19 +43,19 @@ extension InMemoryStore.Tables {
                 for slot in slots {
                     let value = row.values.stored(slot)
                     let points = (value as? NSManagedObjectID).map(changed.contains) ?? (value as? [NSManagedObjectID])?.contains(where: changed.contains) ?? false
-                    if points { target(row.objectID); break }
+                    if points { target(row.objectID, saved: false); break }
                 }
             }
         }
 
         var result: [DerivedValue] = []
         let now = Date()
-        for id in targets {
+        for (id, saved) in targets {
             guard let derivedList = plan.byEntity[id.entity.name ?? ""], let key = primaryKey(id),
                   let row = rows[id.entity.name ?? ""]?[key] else { continue }
             var values = row.values
             var moved = false
-            for derived in derivedList {
+            for derived in derivedList where saved || derived.derivation.destinationDependency != nil || derived.derivation.isCount {
                 guard let slot = row.layout.slot(named: derived.name), let attribute = row.layout.properties[slot] as? NSAttributeDescription else { continue }
                 let value = Self.stored(value(of: derived.derivation, in: row, now: now, primaryKey: primaryKey), for: attribute)
                 if Self.same(value, values.stored(slot)) { continue }

@@ -196,7 +196,7 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         }
         // The coordinator refused models whose derivations no store can keep, so the plan is at hand.
         guard let plan = try? DerivationPlan.of(model), !plan.isEmpty else { return StoreSaveResult(updated: saved) }
-        let derived = tables.derive(plan, after: request, remember: remember, primaryKey: { self.primaryKey(of: $0) })
+        let derived = tables.derive(plan, model: model, after: request, remember: remember, primaryKey: { self.primaryKey(of: $0) })
         return StoreSaveResult(updated: saved, derivedValues: derived)
     }
 }

@@ -23,6 +23,17 @@ struct DerivationTriggers {
         let entity = derived.declaringEntity
         let attribute = derived.name
         let ownRows = "Z_ENT IN (\(mapping.numbersWithSubentities.map(String.init).joined(separator: ", ")))"
+        // Triggers on the attribute's own table fire for every row of it: where other entities share the
+        // table (single-table inheritance), they test the row's entity, else one entity's trigger would
+        // write and report its value on another's rows. Apple's text where the table is the entity's alone.
+        let sharesTable = schema.mappings.values.contains { $0.table === mapping.table && !mapping.numbersWithSubentities.contains($0.number) }
+        func own(_ condition: String?) -> String? {
+            guard sharesTable else { return condition }
+            return condition.map { "\($0) AND NEW.\(ownRows)" } ?? "NEW.\(ownRows)"
+        }
+        // A file from before a column existed has no column to keep or read: no triggers.
+        func exists(_ column: String, in table: RootTable) -> Bool { table.existingColumns.isEmpty || table.existingColumns.contains(column) }
+        guard exists(column, in: mapping.table) else { return }
         func name(_ on: String, _ role: String) -> String { "Z_DA_\(on)_\(entity)_\(attribute)_\(role)" }
         func report(inserted: Bool, _ condition: String) -> String {
             "SELECT NSCoreDataDATrigger\(inserted ? "Insert" : "")UpdatedAffectedObjectValue('\(table)', Z_ENT, Z_PK, '\(attribute)', \(column)) FROM \(table) WHERE \(condition);"
@@ -33,7 +44,7 @@ struct DerivationTriggers {
             triggers.append((trigger, "CREATE TRIGGER IF NOT EXISTS \(trigger) \(event) ON \(on) FOR EACH ROW\(condition) BEGIN \(body) END"))
         }
         func storedColumn(of key: String, in mapping: EntityMapping) -> String? {
-            mapping.layout.slot(named: key).flatMap { schema.column(of: mapping, slot: $0) }
+            mapping.layout.slot(named: key).flatMap { schema.column(of: mapping, slot: $0) }.flatMap { exists($0, in: mapping.table) ? $0 : nil }
         }
         func apply(_ function: Derivation.TextFunction?, _ value: String) -> String {
             switch function {
@@ -49,23 +60,24 @@ struct DerivationTriggers {
             guard let source = storedColumn(of: key, in: mapping) else { return }
             sameRow(source: source, value: { apply(function, $0 + source) })
         case .now:
-            // No key to follow: any update of the row moves its version.
-            sameRow(source: "Z_OPT", value: { _ in "NSCoreDataNow()" })
+            // No key to follow: any update of the row moves its version. Rows already stored keep theirs.
+            sameRow(source: "Z_OPT", value: { _ in "NSCoreDataNow()" }, backfillOnly: "\(column) IS NULL")
         case .toOne(let relationship, let key, let function):
             guard let foreignKey = storedColumn(of: relationship, in: mapping),
                   let destination = mapping.entity.relationshipsByName[relationship]?.destinationEntity.flatMap(schema.mapping(for:)),
                   let source = storedColumn(of: key, in: destination) else { return }
             let other = destination.table.name
             let lookup = "(SELECT \(apply(function, source)) FROM \(other) WHERE Z_PK = NEW.\(foreignKey))"
-            add(table, "SOURCE_INSERT", "AFTER INSERT", when: "NEW.\(foreignKey) NOT NULL",
+            add(table, "SOURCE_INSERT", "AFTER INSERT", when: own("NEW.\(foreignKey) NOT NULL"),
                 "UPDATE \(table) SET \(column) = \(lookup) WHERE Z_PK = NEW.Z_PK; \(report(inserted: true, "Z_PK = NEW.Z_PK"))")
-            add(table, "SOURCE_UPDATE", "AFTER UPDATE OF \(foreignKey)", when: nil,
+            add(table, "SOURCE_UPDATE", "AFTER UPDATE OF \(foreignKey)", when: own(nil),
                 "UPDATE \(table) SET \(column) = \(lookup) WHERE Z_PK = NEW.Z_PK; \(report(inserted: false, "Z_PK = NEW.Z_PK"))")
             // A destination inserted after the row that points at it, or whose value changes.
             let pushed = "UPDATE \(table) SET \(column) = \(apply(function, "NEW." + source)) WHERE \(foreignKey) = NEW.Z_PK; \(report(inserted: false, "\(foreignKey) = NEW.Z_PK"))"
             add(other, "PARAMETER_INSERT", "AFTER INSERT", when: nil, pushed)
             add(other, "PARAMETER_UPDATE", "AFTER UPDATE OF \(source)", when: nil, pushed)
-            backfill.append("UPDATE \(table) SET \(column) = (SELECT \(apply(function, source)) FROM \(other) WHERE \(other).Z_PK = \(table).\(foreignKey)) WHERE \(ownRows)")
+            // Aliased: the destination may be the same table (a tree's `parent.name`).
+            backfill.append("UPDATE \(table) SET \(column) = (SELECT \(apply(function, "d." + source)) FROM \(other) AS d WHERE d.Z_PK = \(table).\(foreignKey)) WHERE \(ownRows)")
         case .count(let relationship), .sum(let relationship, _):
             guard let slot = mapping.layout.slot(named: relationship) else { return }
             var summed: String?
@@ -90,9 +102,10 @@ struct DerivationTriggers {
                 add(child, "PARAMETER_DELETE", "AFTER DELETE", when: "OLD.\(foreignKey) NOT NULL",
                     "UPDATE \(table) SET \(column) = \(column) - \(amount("OLD")) WHERE Z_PK = OLD.\(foreignKey); \(report(inserted: false, "Z_PK = OLD.\(foreignKey)"))")
                 let total = summed.map { "IFNULL(SUM(\($0)), 0)" } ?? "IFNULL(COUNT(\(foreignKey)), 0)"
-                add(table, "SOURCE_INSERT", "AFTER INSERT", when: nil,
+                add(table, "SOURCE_INSERT", "AFTER INSERT", when: own(nil),
                     "UPDATE \(table) SET \(column) = (SELECT \(total) FROM \(child) WHERE \(foreignKey) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(report(inserted: true, "Z_PK = NEW.Z_PK"))")
-                backfill.append("UPDATE \(table) SET \(column) = (SELECT \(total) FROM \(child) WHERE \(child).\(foreignKey) = \(table).Z_PK) WHERE \(ownRows)")
+                let aliasedTotal = summed.map { "IFNULL(SUM(c.\($0)), 0)" } ?? "IFNULL(COUNT(c.\(foreignKey)), 0)"
+                backfill.append("UPDATE \(table) SET \(column) = (SELECT \(aliasedTotal) FROM \(child) AS c WHERE c.\(foreignKey) = \(table).Z_PK) WHERE \(ownRows)")
             case .toManyByJoin(_, let join, let forward) where summed == nil:
                 // A many-to-many (count only, as Core Data allows): a join row more or less.
                 let owner = forward ? join.sourceColumn : join.destinationColumn
@@ -100,21 +113,21 @@ struct DerivationTriggers {
                     "UPDATE \(table) SET \(column) = IFNULL(\(column), 0) + 1 WHERE Z_PK = NEW.\(owner); \(report(inserted: false, "Z_PK = NEW.\(owner)"))")
                 add(join.name, "PARAMETER_DELETE", "AFTER DELETE", when: "OLD.\(owner) NOT NULL",
                     "UPDATE \(table) SET \(column) = IFNULL(\(column), 0) - 1 WHERE Z_PK = OLD.\(owner); \(report(inserted: false, "Z_PK = OLD.\(owner)"))")
-                add(table, "SOURCE_INSERT", "AFTER INSERT", when: nil,
+                add(table, "SOURCE_INSERT", "AFTER INSERT", when: own(nil),
                     "UPDATE \(table) SET \(column) = (SELECT COUNT(*) FROM \(join.name) WHERE \(owner) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(report(inserted: true, "Z_PK = NEW.Z_PK"))")
-                backfill.append("UPDATE \(table) SET \(column) = (SELECT COUNT(*) FROM \(join.name) WHERE \(join.name).\(owner) = \(table).Z_PK) WHERE \(ownRows)")
+                backfill.append("UPDATE \(table) SET \(column) = (SELECT COUNT(*) FROM \(join.name) AS j WHERE j.\(owner) = \(table).Z_PK) WHERE \(ownRows)")
             default:
                 return
             }
         }
 
         /// A value of the row itself: computed when the row is inserted and when `source` changes.
-        func sameRow(source: String, value: (String) -> String) {
-            add(table, "INSERT", "AFTER INSERT", when: "NEW.\(source) NOT NULL",
+        func sameRow(source: String, value: (String) -> String, backfillOnly: String? = nil) {
+            add(table, "INSERT", "AFTER INSERT", when: own("NEW.\(source) NOT NULL"),
                 "UPDATE \(table) SET \(column) = \(value("NEW.")) WHERE Z_PK = NEW.Z_PK; \(report(inserted: true, "Z_PK = NEW.Z_PK"))")
-            add(table, "UPDATE", "AFTER UPDATE OF \(source)", when: nil,
+            add(table, "UPDATE", "AFTER UPDATE OF \(source)", when: own(nil),
                 "UPDATE \(table) SET \(column) = \(value("NEW.")) WHERE Z_PK = NEW.Z_PK; \(report(inserted: false, "Z_PK = NEW.Z_PK"))")
-            backfill.append("UPDATE \(table) SET \(column) = \(value("")) WHERE \(ownRows)")
+            backfill.append("UPDATE \(table) SET \(column) = \(value("")) WHERE \(ownRows)" + (backfillOnly.map { " AND \($0)" } ?? ""))
         }
     }
 
@@ -193,8 +206,15 @@ extension ValueCoding {
         case (.stringAttributeType, .text(let text)): return text
         case (.stringAttributeType, .integer(let number)): return String(number)
         case (.stringAttributeType, .real(let number)): return String(number)
+        case (.booleanAttributeType, .real(let number)): return number != 0
+        case (.stringAttributeType, .blob(let data)): return String(decoding: data, as: UTF8.self)
         case (.dateAttributeType, .real(let seconds)): return Date(timeIntervalSinceReferenceDate: seconds)
         case (.dateAttributeType, .integer(let seconds)): return Date(timeIntervalSinceReferenceDate: Double(seconds))
+        case (.dateAttributeType, .text(let text)): return Double(text).map(Date.init(timeIntervalSinceReferenceDate:))
+        case (.binaryDataAttributeType, .blob(let data)): return data
+        case (.UUIDAttributeType, .blob(let data)) where data.count == 16: return data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+        case (.URIAttributeType, .text(let text)): return URL(string: text)
+        case (.transformableAttributeType, .blob(let data)): return untransform(data, attribute)
         default: return nil
         }
     }

@@ -890,6 +890,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let collectsDerivedValues = !schema.derivedAttributesAreAbsent
         if collectsDerivedValues { derivedReports.start() }
         defer { if collectsDerivedValues { _ = derivedReports.finish() } }
+        var readBack: [DerivedValue] = []
         let (currentMetadata, generation) = metadataWithGeneration
         var writtenGeneration: Int?
         // The only store of a save that only inserts undoes a failed write by rolling its whole round back
@@ -930,6 +931,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
                     for row in request.inserted { try writeToMany(row, inserted: true, connection, schema, &writer) }
                     for (row, _) in request.updated { try writeToMany(row, inserted: false, connection, schema, &writer) }
+                    if collectsDerivedValues {
+                        readBack = try derivedValues(of: request.inserted.map(\.objectID) + request.updated.map(\.row.objectID), connection, schema)
+                    }
                     if writtenMetadataGeneration != generation {
                         try Self.writeMetadata(currentMetadata, connection)
                         writtenGeneration = generation
@@ -945,7 +949,29 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw error
         }
         guard collectsDerivedValues else { return StoreSaveResult(updated: result) }
-        return StoreSaveResult(updated: result, derivedValues: derivedValues(derivedReports.finish(), schema))
+        // The rows written are read back last, so their values stand over any report.
+        return StoreSaveResult(updated: result, derivedValues: derivedValues(derivedReports.finish(), schema) + readBack)
+    }
+
+    /// The derived attributes of the rows of `ids` as the store now holds them (no trigger reports a row
+    /// whose source is NULL, or a derived value the object set, which the store does not write).
+    private func derivedValues(of ids: [NSManagedObjectID], _ connection: SQLiteConnection, _ schema: StoreSchema) throws -> [DerivedValue] {
+        var values: [DerivedValue] = []
+        var keys = PrimaryKeyReader()
+        for id in ids {
+            guard let mapping = schema.mapping(for: id.entity), !mapping.derivedColumns.isEmpty,
+                  let pk = keys.primaryKey(of: id, in: self) else { continue }
+            let columns = mapping.derivedColumns
+            let statement = try connection.statement("SELECT \(columns.map(\.column).joined(separator: ", ")) FROM \(mapping.table.name) WHERE Z_PK = ?")
+            try statement.bind(integer: pk, at: 1)
+            if try statement.step() {
+                for (position, derived) in columns.enumerated() {
+                    values.append(DerivedValue(objectID: id, slot: derived.slot, value: ValueCoding.decodeStored(statement.column(Int32(position)), derived.attribute, store: self)))
+                }
+            }
+            while try statement.step() {}
+        }
+        return values
     }
 
     /// The reported values as the object graph takes them: by object ID and slot, decoded.

@@ -172,6 +172,14 @@ final class EntityMapping {
         }
     }
 
+    /// The entity's derived attributes' columns (those the file has): a save reads them back for the rows
+    /// it wrote, since their values are the triggers' (or, without one, what the column already held).
+    lazy var derivedColumns: [(slot: Int, column: String, attribute: NSAttributeDescription)] = selectedSlots.compactMap { slot in
+        guard case .attribute(let column, let attribute) = storage[slot], attribute is NSDerivedAttributeDescription,
+              table.existingColumns.isEmpty || table.existingColumns.contains(column) else { return nil }
+        return (slot, column, attribute)
+    }
+
     private var writtenColumnNames: [String] { writtenColumns.flatMap { [$0.column] + ($0.entityColumn.map { [$0] } ?? []) } }
 
     /// `INSERT` of a row: Z_PK, Z_ENT, then the written columns.

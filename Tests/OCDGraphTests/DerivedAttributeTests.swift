@@ -41,13 +41,14 @@ import class OCDPredicate.NSExpression
         let pages = relationship("pages", page, toMany: true, rule: .cascadeDeleteRule), pageBook = relationship("book", book, toMany: false)
         pages.inverseRelationship = pageBook
         pageBook.inverseRelationship = pages
-        author.properties = [TestModel.attribute("name", .stringAttributeType), derived("bookCount", .integer64AttributeType, "books.@count"), books]
+        author.properties = [TestModel.attribute("name", .stringAttributeType), TestModel.attribute("code", .UUIDAttributeType),
+                             derived("bookCount", .integer64AttributeType, "books.@count"), books]
         book.properties = [
             TestModel.attribute("title", .stringAttributeType), TestModel.attribute("year", .integer32AttributeType),
             derived("searchTitle", .stringAttributeType, "canonical:(title)"), derived("shout", .stringAttributeType, "uppercase:(title)"),
             derived("authorName", .stringAttributeType, "author.name"), derived("pageCount", .integer16AttributeType, "pages.@count"),
             derived("words", .integer64AttributeType, "pages.words.@sum"), derived("touched", .dateAttributeType, "now()"),
-            bookAuthor, pages,
+            derived("authorCode", .UUIDAttributeType, "author.code"), bookAuthor, pages,
         ]
         essay.properties = [TestModel.attribute("topic", .stringAttributeType)]
         page.properties = [TestModel.attribute("words", .integer32AttributeType), pageBook]
@@ -202,11 +203,14 @@ import class OCDPredicate.NSExpression
         let stack = try TestStack(model: Self.model())
         let book = try seed(stack)
         let author = try #require(book.value(forKey: "author") as? NSManagedObject)
+        let touched = book.value(forKey: "touched") as? Date
         author.setValue("Hugo", forKey: "name")
         stack.context.processPendingChanges()
         let recorder = NotificationRecorder([.NSManagedObjectContextDidSave, .NSManagedObjectContextObjectsDidChange], object: stack.context)
         try stack.context.save()
         #expect(book.value(forKey: "authorName") as? String == "Hugo")
+        // now() follows the row's own changes, not those of what it reads.
+        #expect(book.value(forKey: "touched") as? Date == touched)
         #expect(!book.hasChanges && !stack.context.hasChanges && book.changedValues().isEmpty)
         #expect(recorder.named(.NSManagedObjectContextObjectsDidChange).isEmpty)
         let info = try #require(recorder.named(.NSManagedObjectContextDidSave).last?.userInfo)
@@ -249,6 +253,99 @@ import class OCDPredicate.NSExpression
         #expect(book.value(forKey: "authorName") == nil)
         let other = stack.newContext()
         #expect(other.object(with: book.objectID).value(forKey: "authorName") == nil)
+    }
+
+    /// A value the object set on a derived attribute is not the store's: after the save the object holds
+    /// what the store keeps (nil for a NULL source, the count for a count).
+    @Test func aValueSetOnADerivedAttributeGivesWayToTheStoresAfterTheSave() throws {
+        let stack = try TestStack(model: Self.model())
+        let untitled = stack.insert("Book", [:])
+        untitled.setValue("placeholder", forKey: "searchTitle")
+        try stack.context.save()
+        #expect(untitled.value(forKey: "searchTitle") == nil)
+        let book = try seed(stack)
+        book.setValue(99, forKey: "pageCount")
+        try stack.context.save()
+        #expect(book.value(forKey: "pageCount") as? Int16 == 2)
+        let other = stack.newContext()
+        #expect(other.object(with: book.objectID).value(forKey: "pageCount") as? Int16 == 2)
+    }
+
+    /// A copied value of any type reaches the objects that read it (a UUID here, a blob in SQL).
+    @Test func aCopiedUUIDFollowsItsSource() throws {
+        let stack = try TestStack(model: Self.model())
+        let book = try seed(stack)
+        let author = try #require(book.value(forKey: "author") as? NSManagedObject)
+        let code = UUID()
+        author.setValue(code, forKey: "code")
+        try stack.context.save()
+        #expect(book.value(forKey: "authorCode") as? UUID == code)
+    }
+
+    /// Siblings sharing their parent's table (single-table inheritance), each with a derived attribute of
+    /// the same name (two columns): each object gets its own.
+    @Test func siblingsInOneTableKeepTheirOwnDerivedValues() throws {
+        func derived(_ format: String) -> NSDerivedAttributeDescription {
+            let attribute = NSDerivedAttributeDescription()
+            attribute.name = "shout"
+            attribute.attributeType = .stringAttributeType
+            attribute.derivationExpression = NSExpression(format: format)
+            return attribute
+        }
+        let media = TestModel.entity("Media"), film = TestModel.entity("Film"), song = TestModel.entity("Song")
+        media.subentities = [film, song]
+        film.properties = [TestModel.attribute("title", .stringAttributeType), derived("uppercase:(title)")]
+        song.properties = [TestModel.attribute("title", .stringAttributeType), derived("lowercase:(title)")]
+        let model = NSManagedObjectModel()
+        model.entities = [media, film, song]
+        let stack = try TestStack(model: model)
+        let movie = stack.insert("Film", ["title": "Metropolis"])
+        let tune = stack.insert("Song", ["title": "Metropolis"])
+        try stack.context.save()
+        #expect(movie.value(forKey: "shout") as? String == "METROPOLIS")
+        #expect(tune.value(forKey: "shout") as? String == "metropolis")
+        tune.setValue("Trans-Europa", forKey: "title")
+        try stack.context.save()
+        let other = stack.newContext()
+        #expect(other.object(with: movie.objectID).value(forKey: "shout") as? String == "METROPOLIS")
+        #expect(other.object(with: tune.objectID).value(forKey: "shout") as? String == "trans-europa")
+    }
+
+    /// A tree: `parent.name` and `children.@count` through a relationship of the entity to itself.
+    @Test func aTreeReadsItsParentAndCountsItsChildren() throws {
+        let node = TestModel.entity("Node")
+        let parent = NSRelationshipDescription(), children = NSRelationshipDescription()
+        parent.name = "parent"
+        parent.destinationEntity = node
+        parent.maxCount = 1
+        children.name = "children"
+        children.destinationEntity = node
+        children.maxCount = 0
+        parent.inverseRelationship = children
+        children.inverseRelationship = parent
+        let parentName = NSDerivedAttributeDescription(), childCount = NSDerivedAttributeDescription()
+        parentName.name = "parentName"
+        parentName.attributeType = .stringAttributeType
+        parentName.derivationExpression = NSExpression(format: "parent.name")
+        childCount.name = "childCount"
+        childCount.attributeType = .integer64AttributeType
+        childCount.derivationExpression = NSExpression(format: "children.@count")
+        node.properties = [TestModel.attribute("name", .stringAttributeType), parentName, childCount, parent, children]
+        let model = NSManagedObjectModel()
+        model.entities = [node]
+        let stack = try TestStack(model: model)
+        let root = stack.insert("Node", ["name": "root"])
+        let a = stack.insert("Node", ["name": "a", "parent": root])
+        let b = stack.insert("Node", ["name": "b", "parent": root])
+        let leaf = stack.insert("Node", ["name": "leaf", "parent": a])
+        try stack.context.save()
+        #expect([root, a, b, leaf].map { $0.value(forKey: "childCount") as? Int64 } == [2, 1, 0, 0])
+        #expect([root, a, b, leaf].map { $0.value(forKey: "parentName") as? String } == [nil, "root", "root", "a"])
+        leaf.setValue(b, forKey: "parent")
+        root.setValue("top", forKey: "name")
+        try stack.context.save()
+        #expect([root, a, b, leaf].map { $0.value(forKey: "childCount") as? Int64 } == [2, 0, 1, 0])
+        #expect([a, b, leaf].map { $0.value(forKey: "parentName") as? String } == ["top", "top", "b"])
     }
 
     @Test(arguments: [

@@ -256,16 +256,21 @@ import class OCDPredicate.NSSortDescriptor
             DROP TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_INSERT; DROP TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_UPDATE_INCREMENT;
             DROP TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_UPDATE_DECREMENT; DROP TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_DELETE;
             DROP TRIGGER Z_DA_ZBOOK_Book_pagesCount_SOURCE_INSERT; DROP TRIGGER Z_DA_ZBOOK_Book_searchTitle_INSERT; DROP TRIGGER Z_DA_ZBOOK_Book_searchTitle_UPDATE;
+            DROP TRIGGER Z_DA_ZBOOK_Book_touched_INSERT; DROP TRIGGER Z_DA_ZBOOK_Book_touched_UPDATE;
             UPDATE ZBOOK SET ZPAGESCOUNT = NULL, ZSEARCHTITLE = NULL;
             CREATE TRIGGER Z_DA_ZBOOK_Book_searchTitle_APPLE AFTER UPDATE OF ZTITLE ON ZBOOK FOR EACH ROW BEGIN UPDATE ZBOOK SET ZSEARCHTITLE = 'apple' WHERE Z_PK = NEW.Z_PK; END;
             """)
+        let touched = try #require(try RawSQL.rows(url, "SELECT ZTOUCHED FROM ZBOOK").first?["ZTOUCHED"] as? Double)
         let stack = try SQLiteStack(model: Self.derivedBookModel(), url: url)
-        let row = try #require(try RawSQL.rows(url, "SELECT ZPAGESCOUNT, ZSEARCHTITLE FROM ZBOOK").first)
+        let row = try #require(try RawSQL.rows(url, "SELECT ZPAGESCOUNT, ZSEARCHTITLE, ZTOUCHED FROM ZBOOK").first)
         #expect(row["ZPAGESCOUNT"] as? Int64 == 2)
+        // now() sets rows that have no time yet; one that has keeps it.
+        #expect(row["ZTOUCHED"] as? Double == touched)
         // searchTitle has a trigger of its own (Apple's, here a stand-in): neither added to nor filled in.
         #expect((row["ZSEARCHTITLE"] ?? nil) == nil)
         let names = try RawSQL.rows(url, "SELECT name FROM sqlite_master WHERE type = 'trigger'").compactMap { $0["name"] as? String }
         #expect(names.filter { $0.contains("_Book_pagesCount_") }.count == 5)
+        #expect(names.filter { $0.contains("_Book_touched_") }.count == 2)
         #expect(!names.contains("Z_DA_ZBOOK_Book_searchTitle_INSERT"))
         try withExtendedLifetime(stack.context) {
             let book = try #require(try stack.context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Book")).first)
@@ -273,6 +278,51 @@ import class OCDPredicate.NSSortDescriptor
             try stack.context.save()
             #expect(book.value(forKey: "pagesCount") as? Int64 == 3)
         }
+    }
+
+    /// Triggers added to an existing file fill in its rows, also where a relationship leads back to the
+    /// same table (a tree), whose subqueries must not confuse the row with the one it reads.
+    @Test func derivationTriggersAddedToATreeFillItsRowsIn() throws {
+        func model() -> NSManagedObjectModel {
+            let node = TestModel.entity("Node")
+            let parent = NSRelationshipDescription(), children = NSRelationshipDescription()
+            parent.name = "parent"
+            parent.destinationEntity = node
+            parent.maxCount = 1
+            children.name = "children"
+            children.destinationEntity = node
+            children.maxCount = 0
+            parent.inverseRelationship = children
+            children.inverseRelationship = parent
+            let parentName = NSDerivedAttributeDescription(), childCount = NSDerivedAttributeDescription()
+            parentName.name = "parentName"
+            parentName.attributeType = .stringAttributeType
+            parentName.derivationExpression = NSExpression(format: "parent.name")
+            childCount.name = "childCount"
+            childCount.attributeType = .integer64AttributeType
+            childCount.derivationExpression = NSExpression(format: "children.@count")
+            node.properties = [TestModel.attribute("name", .stringAttributeType), parentName, childCount, parent, children]
+            let model = NSManagedObjectModel()
+            model.entities = [node]
+            return model
+        }
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        do {
+            let stack = try SQLiteStack(model: model(), url: url)
+            let root = stack.insert("Node", ["name": "root"])
+            let a = stack.insert("Node", ["name": "a", "parent": root])
+            stack.insert("Node", ["name": "b", "parent": root])
+            stack.insert("Node", ["name": "leaf", "parent": a])
+            try stack.context.save()
+        }
+        let names = try RawSQL.rows(url, "SELECT name FROM sqlite_master WHERE type = 'trigger'").compactMap { $0["name"] as? String }
+        try RawSQL.execute(url, names.map { "DROP TRIGGER \($0);" }.joined() + "UPDATE ZNODE SET ZPARENTNAME = NULL, ZCHILDCOUNT = NULL;")
+        _ = try SQLiteStack(model: model(), url: url).store
+        let rows = try RawSQL.rows(url, "SELECT ZNAME, ZPARENTNAME, ZCHILDCOUNT FROM ZNODE ORDER BY ZNAME")
+        #expect(rows.map { $0["ZNAME"] as? String } == ["a", "b", "leaf", "root"])
+        #expect(rows.map { $0["ZCHILDCOUNT"] as? Int64 } == [1, 0, 0, 2])
+        #expect(rows.map { $0["ZPARENTNAME"] as? String } == ["root", "root", "a", nil])
     }
 
     /// Core Data's layout of composite attributes (its `NSSQLEntity` mapping): a column per stored element,

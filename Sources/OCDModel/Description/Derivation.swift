@@ -33,6 +33,12 @@ package enum Derivation: Sendable {
         }
     }
 
+    /// Whether the value counts a to-many relationship's destinations.
+    package var isCount: Bool {
+        if case .count = self { return true }
+        return false
+    }
+
     /// The relationship the value is read through and the destination attribute it follows, if any.
     package var destinationDependency: (relationship: String, key: String)? {
         switch self {
