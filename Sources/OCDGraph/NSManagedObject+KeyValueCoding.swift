@@ -60,34 +60,42 @@ extension NSManagedObject {
         return NSExpression(forKeyPath: components[1]).expressionValue(with: first, context: nil)
     }
 
-    /// Sets the value at a dotted key path on the object the path's prefix reaches (nothing if it is nil).
+    /// Sets the value at a dotted key path on the object the path's prefix reaches (nothing if it is nil
+    /// or no managed object). A path into a composite attribute (`location.latitude`, or
+    /// `place.location.latitude` through a to-one) sets that element: the composite's dictionary with it
+    /// set, as a change of the composite. Core Data's documentation names elements by such paths; its
+    /// dictionaries cannot be changed in place.
     func kvcSetValue(_ value: Any?, forKeyPath keyPath: String) {
-        guard let dot = keyPath.lastIndex(of: ".") else { return setValue(value, forKey: keyPath) }
-        // An element of a composite attribute (`location.latitude`): the composite's dictionary with that
-        // element set, as a change of the composite. Core Data's documentation names elements by such
-        // paths; its dictionaries cannot be changed in place.
+        guard keyPath.contains(".") else { return setValue(value, forKey: keyPath) }
         let components = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        if let composite = entity.attributesByName[components[0]] as? NSCompositeAttributeDescription {
-            func setting(_ dictionary: [String: Any], in composite: NSCompositeAttributeDescription, _ path: ArraySlice<String>) -> [String: Any] {
-                guard let key = path.first, let element = composite.elements.first(where: { $0.name == key }) else {
-                    fatalError("setValue(_:forKeyPath:): \(keyPath) names no element of the composite attribute \(components[0]) of \(entity.name ?? "?").")
-                }
-                var result = dictionary
-                if path.count == 1 {
-                    result[key] = value is NSNull ? nil : value
-                } else if let nested = element as? NSCompositeAttributeDescription {
-                    result[key] = setting(dictionary[key] as? [String: Any] ?? [:], in: nested, path.dropFirst())
-                } else {
-                    fatalError("setValue(_:forKeyPath:): \(keyPath) goes past the element \(key), which is no composite.")
-                }
-                return result
+        var object: NSManagedObject = self
+        for index in components.indices {
+            let key = components[index]
+            if index == components.count - 1 { return object.setValue(value, forKey: key) }
+            if let slot = object.layout.slot(named: key), let composite = object.layout.properties[slot] as? NSCompositeAttributeDescription {
+                let current = object.value(forKey: key) as? [String: Any] ?? [:]
+                return object.setValue(Self.setting(value, at: components[(index + 1)...], in: current, of: composite, keyPath: keyPath), forKey: key)
             }
-            let current = self.value(forKey: components[0]) as? [String: Any] ?? [:]
-            return setValue(setting(current, in: composite, components.dropFirst()), forKey: components[0])
+            guard let next = object.value(forKey: key) as? NSManagedObject else { return }
+            object = next
         }
-        let target = self.value(forKeyPath: String(keyPath[..<dot]))
-        guard let object = target as? NSManagedObject else { return }
-        object.setValue(value, forKey: String(keyPath[keyPath.index(after: dot)...]))
+    }
+
+    /// `dictionary`, a value of `composite`, with `value` at the element `path` names.
+    private static func setting(_ value: Any?, at path: ArraySlice<String>, in dictionary: [String: Any], of composite: NSCompositeAttributeDescription,
+                                keyPath: String) -> [String: Any] {
+        guard let key = path.first, let element = composite.elements.first(where: { $0.name == key }) else {
+            fatalError("setValue(_:forKeyPath:): \(keyPath) names no element of the composite attribute \(composite.name).")
+        }
+        var result = dictionary
+        if path.count == 1 {
+            result[key] = value is NSNull ? nil : value
+        } else if let nested = element as? NSCompositeAttributeDescription {
+            result[key] = setting(value, at: path.dropFirst(), in: dictionary[key] as? [String: Any] ?? [:], of: nested, keyPath: keyPath)
+        } else {
+            fatalError("setValue(_:forKeyPath:): \(keyPath) goes past the element \(key) of \(composite.name), which is no composite.")
+        }
+        return result
     }
 
     /// The values of `keys`, with `NSNull` for nil.

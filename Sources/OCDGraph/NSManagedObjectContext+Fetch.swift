@@ -406,6 +406,11 @@ struct DictionaryColumn {
 enum DictionaryValue {
     static func hashable(_ value: Any?) -> AnyHashable {
         guard let value else { return AnyHashable(NSNull()) }
+        // A composite attribute's dictionary (not Hashable on Linux): its elements in key order, so equal
+        // composites group and count as one distinct value.
+        if let dictionary = value as? [String: Any] {
+            return AnyHashable(dictionary.keys.sorted().map { [AnyHashable($0), hashable(dictionary[$0])] })
+        }
         return value as? AnyHashable ?? AnyHashable(ObjectIdentifier(value as AnyObject))
     }
 }

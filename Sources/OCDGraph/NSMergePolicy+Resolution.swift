@@ -183,7 +183,11 @@ extension NSMergePolicy {
 
     /// The value of a constrained property as constraint values hold it (a to-one as its destination ID).
     static func constrainedValue(of object: NSManagedObject, _ name: String) -> Any? {
-        guard let slot = object.layout.slot(named: name) else { return nil }
+        guard let slot = object.layout.slot(named: name) else {
+            // An element of a composite attribute (`location.latitude`).
+            guard name.contains("."), object.layout.slot(named: String(name.prefix { $0 != "." })) != nil else { return nil }
+            return object.value(forKeyPath: name)
+        }
         object.fireFault()
         if object.layout.properties[slot] is NSRelationshipDescription {
             return (object.slots[slot] as? NSManagedObject)?.objectID
@@ -199,7 +203,7 @@ extension NSMergePolicy {
 
     static func matches(_ row: StoreRow, _ values: [String: Any]) -> Bool {
         values.allSatisfy { name, value in
-            NSManagedObject.valuesEqual(row.value(named: name), value is NSNull ? nil : value)
+            NSManagedObject.valuesEqual(StoreSaveRequest.value(of: row, named: name), value is NSNull ? nil : value)
         }
     }
 

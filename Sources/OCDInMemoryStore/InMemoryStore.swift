@@ -121,16 +121,16 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
     /// Stored rows of `entity` and its subentities whose properties `names` equal `values` (a scan: the
     /// in-memory store has no indexes).
     private func storedRows(of entity: NSEntityDescription, matching names: [String], values: [Any]) -> [StoreRow] {
-        let wanted = values.map { ($0 as? AnyHashable) ?? AnyHashable("\($0)") }
+        let wanted = values.map(StoreSaveRequest.hashable)
         var result: [StoreRow] = []
         for candidate in Self.entities(of: StoreFetchPlan(entity: entity)) {
             let layout = EntityLayout.of(candidate)
-            let slots = names.compactMap { layout.slot(named: $0) }
-            guard slots.count == names.count else { continue }
+            // A dotted name is an element of a composite: its root is the property.
+            guard names.allSatisfy({ layout.slot(named: String($0.prefix { $0 != "." })) != nil }) else { continue }
             for row in (tables.rows[candidate.name ?? ""] ?? [:]).values {
-                let matches = zip(slots, wanted).allSatisfy { slot, value in
-                    guard let stored = row.values[slot] else { return false }
-                    return ((stored as? AnyHashable) ?? AnyHashable("\(stored)")) == value
+                let matches = zip(names, wanted).allSatisfy { name, value in
+                    guard let stored = StoreSaveRequest.value(of: row, named: name) else { return false }
+                    return StoreSaveRequest.hashable(stored) == value
                 }
                 if matches { result.append(row) }
             }

@@ -13,6 +13,9 @@ struct DictionarySQL {
         case attribute(NSAttributeDescription)
         case object(NSEntityDescription?, entityColumn: Int32?)
         case typed(NSAttributeType)
+        /// A composite attribute: its elements' columns, selected after the result columns (at
+        /// `position`), made into one dictionary (nil when all are NULL, as a fetched object's is).
+        case composite([(path: [String], sql: String, position: Int32, attribute: NSAttributeDescription)])
     }
 
     struct Column {
@@ -52,6 +55,11 @@ struct DictionarySQL {
                 expression = NSExpression(forKeyPath: description.name)
             default:
                 throw SQLiteStoreError.unsupportedPredicate("propertiesToFetch holds \(property), which is not a property name or description.")
+            }
+            // A composite attribute of the entity: no column of its own, its elements' columns instead.
+            if expression.expressionType == .keyPath, let slot = mapping.layout.slot(named: expression.keyPath),
+               case .composite(let elements) = mapping.storage[slot] {
+                return Column(name: name, sql: "NULL", reader: .composite(elements.map { ($0.path, "t0.\($0.column)", -1, $0.attribute) }), isAggregate: false)
             }
             if expression.expressionType == .function, let function = aggregates[expression.function],
                let argument = expression.arguments?.first {
@@ -98,6 +106,16 @@ struct DictionarySQL {
         for (index, column) in columns.enumerated() {
             selected.append("\(column.sql) AS c\(index)")
         }
+        // Composites' element columns after the result columns, their positions kept in their readers.
+        for (index, column) in columns.enumerated() {
+            guard case .composite(let elements) = column.reader else { continue }
+            var placed = elements
+            for element in placed.indices {
+                placed[element].position = Int32(selected.count)
+                selected.append("\(placed[element].sql) AS k\(index)_\(element)")
+            }
+            columns[index] = Column(name: column.name, sql: column.sql, reader: .composite(placed), isAggregate: false)
+        }
         // The entity of an object column whose destination has subentities: its row's Z_ENT.
         for (index, column) in columns.enumerated() {
             if case .object(let entity, _) = column.reader, let entity, !entity.subentities.isEmpty, let destination = schema.mapping(for: entity) {
@@ -107,7 +125,12 @@ struct DictionarySQL {
         }
         // Translated in the order their placeholders appear: SELECT, WHERE, GROUP BY, ORDER BY.
         let condition = try translator.whereClause(request.plan, scope)
-        let groups = try request.propertiesToGroupBy.map { try add($0).sql }
+        let groups = try request.propertiesToGroupBy.map { property -> String in
+            let column = try add(property)
+            // A composite groups by all its elements.
+            if case .composite(let elements) = column.reader { return elements.map(\.sql).joined(separator: ", ") }
+            return column.sql
+        }
         var having: String?
         if let predicate = request.havingPredicate {
             for (index, column) in columns.enumerated() {
@@ -161,12 +184,24 @@ struct DictionarySQL {
             }
         }
         for (index, column) in columns.enumerated() {
+            if case .composite(let elements) = column.reader {
+                var dictionary: [String: Any]?
+                for element in elements {
+                    let value = statement.column(element.position)
+                    if value.isNull { continue }
+                    dictionary = CompositeValue.setting(ValueCoding.decode(value, element.attribute, store: store), at: element.path[...], in: dictionary ?? [:])
+                }
+                result[index] = dictionary
+                continue
+            }
             let position = Int32(index)
             // One read of the column for its null test and its value (each `sqlite3_column_*` call
             // enters SQLite's API guard).
             let value = statement.column(position)
             if value.isNull { continue }
             switch column.reader {
+            case .composite:
+                break
             case .attribute(let attribute):
                 result[index] = ValueCoding.decode(value, attribute, store: store)
             case .object(let entity, _):

@@ -830,8 +830,20 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var terms: [String] = []
         var arguments: [SQLValue] = []
         for (name, value) in zip(names, values) {
+            if let element = schema.element(named: name, in: mapping) {
+                terms.append("t0.\(element.column) = ?")
+                arguments.append(try wrap { try ValueCoding.encode(value, element.attribute, marksExternalStorage: !legacyLayout) })
+                continue
+            }
             guard let slot = mapping.layout.slot(named: name) else { return [] }
             switch mapping.storage[slot] {
+            case .composite(let elements):
+                // The whole composite: every element alike, a missing one NULL.
+                for element in elements {
+                    terms.append("t0.\(element.column) IS ?")
+                    let part = CompositeValue.value(at: element.path[...], in: value as? [String: Any])
+                    arguments.append(try wrap { try ValueCoding.encode(part, element.attribute, marksExternalStorage: !legacyLayout) })
+                }
             case .attribute(let column, let attribute):
                 terms.append("t0.\(column) = ?")
                 arguments.append(try wrap { try ValueCoding.encode(value, attribute, marksExternalStorage: !legacyLayout) })

@@ -350,14 +350,9 @@ final class StoreSchema {
                 let declaring = declaringEntity(of: property, from: mapping.entity)
                 let owner = "\(declaring.name ?? "").\(property.name)"
                 if property.isTransient { continue }
-                if let composite = property as? NSCompositeAttributeDescription {
-                    let elements = composite.leafElements.map { path, element in
-                        let name = column("Z" + element.name.uppercased(), in: table, owner: owner + "." + path.joined(separator: "."))
-                        declare(table, name, Self.sqlType(of: element))
-                        return CompositeColumn(path: path, column: name, attribute: element)
-                    }
-                    mapping.storage[slot] = .composite(elements: elements)
-                } else if let attribute = property as? NSAttributeDescription {
+                // Composites' elements are named after every other column (below).
+                if property is NSCompositeAttributeDescription { continue }
+                if let attribute = property as? NSAttributeDescription {
                     if attribute.attributeType == .undefinedAttributeType || attribute.attributeType == .objectIDAttributeType { continue }
                     let name = column("Z" + property.name.uppercased(), in: table, owner: owner)
                     mapping.storage[slot] = .attribute(column: name, attribute: attribute)
@@ -372,6 +367,21 @@ final class StoreSchema {
                     declare(table, name, "INTEGER")
                     if let entityColumn { declare(table, entityColumn, "INTEGER") }
                 }
+            }
+        }
+        // Pass 1b: composite attributes' elements, a column each named after the element. After the other
+        // columns, so that an element whose name a property of the table also has takes the digit,
+        // whatever order the properties are declared in (Core Data's order is not known: unverified).
+        for mapping in ordered {
+            for (slot, property) in mapping.layout.properties.enumerated() {
+                guard let composite = property as? NSCompositeAttributeDescription, !composite.isTransient else { continue }
+                let owner = "\(declaringEntity(of: property, from: mapping.entity).name ?? "").\(property.name)"
+                let elements = composite.leafElements.map { path, element in
+                    let name = column("Z" + element.name.uppercased(), in: mapping.table, owner: owner + "." + path.joined(separator: "."))
+                    declare(mapping.table, name, Self.sqlType(of: element))
+                    return CompositeColumn(path: path, column: name, attribute: element)
+                }
+                mapping.storage[slot] = .composite(elements: elements)
             }
         }
         // Pass 2: to-many relationships (inverse foreign keys, order keys, join tables).
@@ -588,6 +598,9 @@ final class StoreSchema {
                     index("\(table)_\(column)_INDEX", "CREATE INDEX \(table)_\(column)_INDEX ON \(table) (\(column))")
                 case .attribute(let column, _) where property.isIndexed:
                     index("Z_\(entityName)_\(property.name)", "CREATE INDEX Z_\(entityName)_\(property.name) ON \(table) (\(column) COLLATE BINARY ASC)")
+                case .composite(let elements) where property.isIndexed:
+                    let columns = elements.map { "\($0.column) COLLATE BINARY ASC" }.joined(separator: ", ")
+                    index("Z_\(entityName)_\(property.name)", "CREATE INDEX Z_\(entityName)_\(property.name) ON \(table) (\(columns))")
                 default: break
                 }
             }
@@ -596,15 +609,17 @@ final class StoreSchema {
             let groups = mapping.entity.uniquenessConstraints.map { ($0, true) } + mapping.entity.compoundIndexes.map { ($0, false) }
             for (group, unique) in groups {
                 let names = group.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
-                let columns = names.compactMap { name in mapping.layout.slot(named: name).flatMap { column(of: mapping, slot: $0) } }
-                guard !columns.isEmpty, columns.count == names.count else { continue }
-                let name = "Z_\(entityName)_" + (unique ? "UNIQUE_" : "") + names.joined(separator: "_")
-                index(name, "CREATE \(unique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
+                let found = names.compactMap { self.columns(named: $0, in: mapping) }
+                guard !found.isEmpty, found.count == names.count else { continue }
+                // A composite element's dotted name with underscores (SQL takes no dot in a bare name; Core
+                // Data's own name for such an index is not known).
+                let name = "Z_\(entityName)_" + (unique ? "UNIQUE_" : "") + names.joined(separator: "_").replacingOccurrences(of: ".", with: "_")
+                index(name, "CREATE \(unique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(found.joined().map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
             }
             for fetchIndex in mapping.entity.indexes {
-                let parts = fetchIndex.elements.compactMap { element -> String? in
-                    guard let name = element.propertyName, let slot = mapping.layout.slot(named: name), let column = column(of: mapping, slot: slot) else { return nil }
-                    return "\(column) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")"
+                let parts = fetchIndex.elements.flatMap { element -> [String] in
+                    guard let name = element.propertyName, let columns = self.columns(named: name, in: mapping) else { return [] }
+                    return columns.map { "\($0) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")" }
                 }
                 guard !parts.isEmpty else { continue }
                 let name = "Z_\(entityName)_\(fetchIndex.name)"
@@ -612,6 +627,23 @@ final class StoreSchema {
             }
         }
         return sql
+    }
+
+    /// The columns of the property `name` for an index or constraint: an attribute's or to-one's column,
+    /// a composite's element columns, or (a dotted name) one element's column; nil for anything else.
+    func columns(named name: String, in mapping: EntityMapping) -> [String]? {
+        if let slot = mapping.layout.slot(named: name) {
+            if case .composite(let elements) = mapping.storage[slot] { return elements.map(\.column) }
+            return column(of: mapping, slot: slot).map { [$0] }
+        }
+        return element(named: name, in: mapping).map { [$0.column] }
+    }
+
+    /// The element of a composite attribute that a dotted name (`location.latitude`) names.
+    func element(named name: String, in mapping: EntityMapping) -> CompositeColumn? {
+        let parts = name.split(separator: ".").map(String.init)
+        guard parts.count > 1, let slot = mapping.layout.slot(named: parts[0]), case .composite(let elements) = mapping.storage[slot] else { return nil }
+        return elements.first { $0.path == Array(parts.dropFirst()) }
     }
 
     /// The column of an attribute or to-one slot.

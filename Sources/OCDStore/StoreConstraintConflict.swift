@@ -124,15 +124,32 @@ extension StoreSaveRequest {
     static func values(of row: StoreRow, _ names: [String]) -> [Any]? {
         var result: [Any] = []
         for name in names {
-            guard let slot = row.layout.slot(named: name), let value = row.values[slot] else { return nil }
+            guard let value = value(of: row, named: name) else { return nil }
             result.append(value)
         }
         return result
     }
 
+    /// The value of the property `name` of `row`; a dotted name (`location.latitude`) is an element of a
+    /// composite attribute, as Core Data names them in constraints.
+    public static func value(of row: StoreRow, named name: String) -> Any? {
+        if let slot = row.layout.slot(named: name) { return row.values[slot] }
+        let parts = name.split(separator: ".").map(String.init)
+        guard parts.count > 1, let slot = row.layout.slot(named: parts[0]), var current = row.values[slot] else { return nil }
+        for part in parts.dropFirst() {
+            guard let next = (current as? [String: Any])?[part] else { return nil }
+            current = next
+        }
+        return current
+    }
+
     /// Constrained values are attribute values (NSNumber, String, Date, UUID, Data …) and object IDs, all
-    /// hashable; anything else compares by identity of its description.
-    static func hashable(_ value: Any) -> AnyHashable {
-        (value as? AnyHashable) ?? AnyHashable("\(value)")
+    /// hashable; a composite's dictionary by its elements in key order; anything else compares by its
+    /// description.
+    public static func hashable(_ value: Any) -> AnyHashable {
+        if let dictionary = value as? [String: Any] {
+            return AnyHashable(dictionary.keys.sorted().map { [AnyHashable($0), dictionary[$0].map(hashable) ?? AnyHashable(NSNull())] })
+        }
+        return (value as? AnyHashable) ?? AnyHashable("\(value)")
     }
 }

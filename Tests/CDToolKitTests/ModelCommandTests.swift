@@ -72,6 +72,26 @@ struct ModelCommandTests {
         #expect(run.error.contains("5 problems"))
     }
 
+    /// Composite attributes: an element Core Data refuses is an error; a constraint on an element's
+    /// dotted name is not.
+    @Test func validateChecksCompositeElements() throws {
+        let path = try writeModel("""
+            <entity name="Place">
+              <attribute name="location" optional="YES" attributeType="Composite" composite="Spot"/>
+              <uniquenessConstraints><uniquenessConstraint><constraint value="location.lat"/></uniquenessConstraint></uniquenessConstraints>
+            </entity>
+            <composite name="Spot">
+              <attribute name="lat" optional="YES" attributeType="Double" usesScalarValueType="YES"/>
+              <attribute name="photo" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/>
+            </composite>
+            """)
+        let run = CDTool.run(["model", "validate", path])
+        #expect(run.status == 1)
+        #expect(run.output.contains("error: Place.location.photo: a composite cannot hold"))
+        #expect(!run.output.contains("location.lat'"))
+        #expect(run.error.contains("1 problem"))
+    }
+
     @Test func validateAcceptsAConsistentModel() throws {
         let path = try writeModel("""
             <entity name="A"><relationship name="b" maxCount="1" deletionRule="Nullify" destinationEntity="B" inverseName="a" inverseEntity="B"/></entity>

@@ -13,7 +13,7 @@ import class OCDPredicate.NSSortDescriptor
 /// predicates, sorts and `value(forKeyPath:)`.
 @Suite struct CompositeAttributeTests {
     /// Place: name, location {latitude, longitude, label = "here", accuracy {meters}}.
-    static func model() -> NSManagedObjectModel {
+    static func model(_ customize: (NSEntityDescription) -> Void = { _ in }) -> NSManagedObjectModel {
         func composite(_ name: String, _ elements: [NSAttributeDescription]) -> NSCompositeAttributeDescription {
             let composite = NSCompositeAttributeDescription()
             composite.name = name
@@ -27,8 +27,15 @@ import class OCDPredicate.NSSortDescriptor
             accuracy,
         ])
         let place = TestModel.entity("Place", [TestModel.attribute("name", .stringAttributeType), location])
+        // Visit: a to-one to a place, to reach its composite through a key path.
+        let visitPlace = NSRelationshipDescription()
+        visitPlace.name = "place"
+        visitPlace.destinationEntity = place
+        visitPlace.maxCount = 1
+        let visit = TestModel.entity("Visit", [TestModel.attribute("note", .stringAttributeType), visitPlace])
+        customize(place)
         let model = NSManagedObjectModel()
-        model.entities = [place]
+        model.entities = [place, visit]
         return model
     }
 
@@ -50,10 +57,13 @@ import class OCDPredicate.NSSortDescriptor
         #expect((stored["accuracy"] as? [String: Any])?["meters"] as? Double == 5.0)
         #expect(stored["label"] == nil)
         #expect(other.object(with: paris.objectID).value(forKeyPath: "location.accuracy.meters") as? Double == 5.0)
-        // Nothing changed by reading it back: the dictionaries compare equal element by element.
-        #expect(!paris.hasChanges)
-        paris.setValue(["latitude": 48.8566, "longitude": 2.3522, "floor": 3, "accuracy": ["meters": 5.0]], forKey: "location")
-        #expect(paris.changedValues().isEmpty)
+        // Nothing changed by setting what the store holds: the dictionaries compare equal element by
+        // element (Swift numbers set, NSNumbers read back).
+        let reread = other.object(with: paris.objectID)
+        reread.setValue(["latitude": 48.8566, "longitude": 2.3522, "floor": 3, "accuracy": ["meters": 5.0]], forKey: "location")
+        #expect(reread.changedValues().isEmpty)
+        reread.setValue(["latitude": 48.8566, "longitude": 2.3522, "floor": 4, "accuracy": ["meters": 5.0]], forKey: "location")
+        #expect(Set(reread.changedValues().keys) == ["location"])
     }
 
     @Test func aNewObjectStartsWithItsElementsDefaults() throws {
@@ -101,6 +111,58 @@ import class OCDPredicate.NSSortDescriptor
         try stack.context.save()
         let third = stack.newContext()
         #expect((third.object(with: rome.objectID).value(forKey: "location") as? [String: Any])?["longitude"] == nil)
+    }
+
+    /// Dictionary results hold a composite as its dictionary, by default and when named, and group by it.
+    @Test func dictionaryResultsHoldTheCompositesDictionary() throws {
+        let stack = try TestStack(model: Self.model())
+        place(stack, "Rome", ["latitude": 41.9, "longitude": 12.5])
+        place(stack, "Roma", ["latitude": 41.9, "longitude": 12.5])
+        place(stack, "Oslo", ["latitude": 59.91, "longitude": 10.75])
+        try stack.context.save()
+        let all = NSFetchRequest<NSDictionary>(entityName: "Place")
+        all.resultType = .dictionaryResultType
+        all.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+        let rows = try stack.context.fetch(all)
+        #expect(rows.count == 3)
+        let oslo = try #require(rows.first { $0["name"] as? String == "Oslo" }?["location"] as? [String: Any])
+        #expect(oslo["latitude"] as? Double == 59.91 && oslo["longitude"] as? Double == 10.75)
+
+        let grouped = NSFetchRequest<NSDictionary>(entityName: "Place")
+        grouped.resultType = .dictionaryResultType
+        let count = NSExpressionDescription()
+        count.name = "count"
+        count.expression = NSExpression(forFunction: "count:", arguments: [NSExpression(forKeyPath: "name")])
+        count.expressionResultType = .integer64AttributeType
+        grouped.propertiesToFetch = ["location", count]
+        grouped.propertiesToGroupBy = ["location"]
+        let groups = try stack.context.fetch(grouped)
+        #expect(groups.count == 2)
+        let rome = try #require(groups.first { (($0["location"] as? [String: Any])?["latitude"] as? Double) == 41.9 })
+        #expect(rome["count"] as? Int == 2)
+    }
+
+    /// A uniqueness constraint on an element (`location.latitude`) or on a whole composite holds like any.
+    @Test(arguments: [["location.latitude"], ["location"]])
+    func aUniquenessConstraintOnACompositeHolds(_ constraint: [String]) throws {
+        let stack = try TestStack(model: Self.model { $0.uniquenessConstraints = [constraint] })
+        place(stack, "Rome", ["latitude": 41.9, "longitude": 12.5])
+        try stack.context.save()
+        place(stack, "Roma", ["latitude": 41.9, "longitude": 12.5])
+        #expect { try stack.context.save() } throws: { ($0 as NSError).code == NSManagedObjectConstraintMergeError }
+        stack.context.rollback()
+        place(stack, "Oslo", ["latitude": 59.91, "longitude": 12.5])
+        try stack.context.save()
+    }
+
+    /// `setValue(_:forKeyPath:)` reaches a composite through a to-one.
+    @Test func anElementIsSetThroughAToOne() throws {
+        let stack = try TestStack(model: Self.model())
+        let rome = place(stack, "Rome", ["latitude": 41.9])
+        let visit = stack.insert("Visit", ["note": "spring", "place": rome])
+        visit.setValue(12.5, forKeyPath: "place.location.longitude")
+        #expect((rome.value(forKey: "location") as? [String: Any])?["longitude"] as? Double == 12.5)
+        #expect(visit.value(forKeyPath: "place.location.longitude") as? Double == 12.5)
     }
 
     /// Core Data validates a composite's own optionality only (1570 under the composite's key), not its

@@ -336,8 +336,10 @@ import class OCDPredicate.NSSortDescriptor
         accuracy.elements = [meters]
         let location = NSCompositeAttributeDescription()
         location.name = "location"
-        location.elements = [TestModel.attribute("latitude", .doubleAttributeType), TestModel.attribute("name", .stringAttributeType), accuracy]
-        let place = TestModel.entity("Place", [TestModel.attribute("name", .stringAttributeType), location])
+        location.elements = [TestModel.attribute("latitude", .doubleAttributeType), TestModel.attribute("name", .stringAttributeType), accuracy,
+                             TestModel.attribute("scratch", .stringAttributeType, transient: true)]
+        // Declared before the entity's own `name`: the entity's attribute keeps ZNAME all the same.
+        let place = TestModel.entity("Place", [location, TestModel.attribute("name", .stringAttributeType)])
         let model = NSManagedObjectModel()
         model.entities = [place]
         let folder = TemporaryFolder()

@@ -181,10 +181,21 @@ public final class NSCompositeAttributeDescription: NSAttributeDescription, @unc
     /// `ZLAT`). Transient elements are not stored.
     package var leafElements: [(path: [String], attribute: NSAttributeDescription)] {
         elements.flatMap { element -> [(path: [String], attribute: NSAttributeDescription)] in
+            if element.isTransient { return [] }
             if let nested = element as? NSCompositeAttributeDescription {
                 return nested.leafElements.map { ([element.name] + $0.path, $0.attribute) }
             }
-            return element.isTransient ? [] : [([element.name], element)]
+            return Self.canBeElement(element) ? [([element.name], element)] : []
+        }
+    }
+
+    /// Whether Core Data allows `element` in a composite: any attribute but an undefined, object-ID or
+    /// derived one, or binary data stored outside the file (NSAttributeType.compositeAttributeType).
+    package static func canBeElement(_ element: NSAttributeDescription) -> Bool {
+        switch element.attributeType {
+        case .undefinedAttributeType, .objectIDAttributeType: return false
+        case .binaryDataAttributeType: return !element.allowsExternalBinaryDataStorage
+        default: return !(element is NSDerivedAttributeDescription)
         }
     }
 
