@@ -169,6 +169,11 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             if remembers { roundUndo?.append((entity, key, tables.rows[entity]?[key])) }
         }
 
+        // The rows the save replaces or deletes, for what their to-ones pointed at before.
+        var previous: [NSManagedObjectID: StoreRow] = [:]
+        for (row, _) in request.updated { previous[row.objectID] = primaryKey(of: row.objectID).flatMap { tables.rows[row.objectID.entity.name ?? ""]?[$0] } }
+        for (id, _) in request.deleted { previous[id] = primaryKey(of: id).flatMap { tables.rows[id.entity.name ?? ""]?[$0] } }
+
         var saved: [StoreRow] = []
         saved.reserveCapacity(request.updated.count)
         for row in request.inserted {
@@ -194,10 +199,44 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             remember(objectID.entity.name ?? "", primaryKey(of: objectID)!)
             tables.rows[objectID.entity.name ?? ""]![primaryKey(of: objectID)!] = nil
         }
+        followForeignKeys(request, previous: previous, remember: remember)
         // The coordinator refused models whose derivations no store can keep, so the plan is at hand.
         guard let plan = try? DerivationPlan.of(model), !plan.isEmpty else { return StoreSaveResult(updated: saved) }
         let derived = tables.derive(plan, model: model, after: request, remember: remember, primaryKey: { self.primaryKey(of: $0) })
         return StoreSaveResult(updated: saved, derivedValues: derived)
+    }
+}
+
+extension InMemoryStore {
+    /// Keeps the member lists of one-to-many relationships as the members' to-ones say, as SQL's foreign
+    /// keys do: a row of the save whose to-one moved leaves its old owner's list and joins its new one's,
+    /// and a deleted row leaves its owner's. A context that merged another's move of the member while
+    /// moving it elsewhere itself sends the owner it merged unchanged, still listing the member.
+    fileprivate func followForeignKeys(_ request: StoreSaveRequest, previous: [NSManagedObjectID: StoreRow], remember: (String, Int64) -> Void) {
+        func edit(_ owner: NSManagedObjectID, _ relationship: String, _ change: (inout [NSManagedObjectID]) -> Void) {
+            guard let key = primaryKey(of: owner), let row = tables.rows[owner.entity.name ?? ""]?[key],
+                  let slot = row.layout.slot(named: relationship), var members = row.values.stored(slot) as? [NSManagedObjectID] else { return }
+            let before = members
+            change(&members)
+            if members == before { return }
+            var values = row.values
+            values[slot] = members
+            remember(owner.entity.name ?? "", key)
+            tables.rows[owner.entity.name ?? ""]![key] = StoreRow(objectID: owner, version: row.version, values: values)
+        }
+        func follow(_ id: NSManagedObjectID, layout: EntityLayout, now: StoreRow?, before: StoreRow?) {
+            for (slot, relationship) in layout.relationships where !relationship.isToMany {
+                guard let inverse = relationship.inverseRelationship, inverse.isToMany else { continue }
+                let old = before?.values.stored(slot) as? NSManagedObjectID
+                let new = now?.values.stored(slot) as? NSManagedObjectID
+                if old == new { continue }
+                if let old { edit(old, inverse.name) { $0.removeAll { $0 == id } } }
+                if let new { edit(new, inverse.name) { if !$0.contains(id) { $0.append(id) } } }
+            }
+        }
+        for row in request.inserted { follow(row.objectID, layout: row.layout, now: row, before: nil) }
+        for (row, _) in request.updated { follow(row.objectID, layout: row.layout, now: row, before: previous[row.objectID]) }
+        for (id, _) in request.deleted { if let before = previous[id] { follow(id, layout: before.layout, now: nil, before: before) } }
     }
 }
 

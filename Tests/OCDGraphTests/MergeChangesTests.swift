@@ -470,4 +470,35 @@ import class OCDPredicate.NSPredicate
         try other.save()
         #expect(try stack.stored("Employee") { $0.int("age") } == [38])
     }
+
+    /// Another context moved an employee to one department while this one moves it to a third: the merge
+    /// leaves the second department listing it (its row says so), but the save's to-one is the truth, as
+    /// a foreign key is in SQL. Each store then has the employee in one department only.
+    @Test func aMemberMovedHereAndElsewhereEndsInOneOwner() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let departments = ["D1", "D2", "D3"].map { stack.insert("Department", ["name": $0], into: seeding) }
+        let ann = stack.insert("Employee", ["name": "Ann", "department": departments[0]], into: seeding)
+        try seeding.save()
+        let ids = departments.map(\.objectID)
+
+        let here = stack.context
+        let mine = ids.map { here.object(with: $0) }
+        for department in mine { _ = (department.value(forKey: "employees") as? Set<NSManagedObject>)?.count }
+        let annHere = here.object(with: ann.objectID)
+        _ = annHere.value(forKey: "name")
+
+        let other = stack.newContext()
+        other.object(with: ann.objectID).setValue(other.object(with: ids[1]), forKey: "department")
+        let saved = try saveNotification(other)
+
+        annHere.setValue(mine[2], forKey: "department")
+        here.mergeChanges(fromContextDidSave: saved)
+        try here.save()
+
+        let check = stack.newContext()
+        let members = ids.map { id in ((check.object(with: id).value(forKey: "employees") as? Set<NSManagedObject>) ?? []).compactMap { $0.value(forKey: "name") as? String } }
+        #expect(members == [[], [], ["Ann"]])
+        #expect((check.object(with: ann.objectID).value(forKey: "department") as? NSManagedObject)?.objectID == ids[2])
+    }
 }
