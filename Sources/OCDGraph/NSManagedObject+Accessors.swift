@@ -195,12 +195,16 @@ extension NSManagedObject {
     public func managedInsert<S: Sequence>(_ objects: S, at indexes: NSIndexSet, forKey key: String) where S.Element: NSManagedObject {
         let (storage, ordered) = toManyStorage(key)
         let current = storage.objects
+        let objects = Array(objects)
+        checkCount(objects.count, indexes, "insertObjects:atIndexes:", key)
         // As NSMutableOrderedSet: an object already in the relationship stays where it is, and each
-        // index is a place in the relationship as it is when its object goes in.
+        // index is a place in the relationship as it is when its object goes in (beyond its end stops,
+        // as Foundation raises).
         var present = storage.members
         var result = current
-        for (object, index) in zip(objects, indexes) where present.insert(ObjectIdentifier(object)).inserted {
-            result.insert(object, at: min(index, result.count))
+        for (object, index) in zip(objects, indexes) {
+            if index > result.count { outOfBounds("insertObject:atIndex:", index, result.count + 1, key) }
+            if present.insert(ObjectIdentifier(object)).inserted { result.insert(object, at: index) }
         }
         guard ordered else {
             let inserted = result.filter { !storage.members.contains(ObjectIdentifier($0)) }
@@ -214,7 +218,8 @@ extension NSManagedObject {
     public func managedRemove(at indexes: NSIndexSet, forKey key: String) {
         let (storage, ordered) = toManyStorage(key)
         let current = storage.objects
-        let removed = IndexSet(indexes.filter { $0 < current.count })
+        if indexes.count > 0, indexes.lastIndex >= current.count { outOfBounds("removeObjectsAtIndexes:", indexes.lastIndex, current.count, key) }
+        let removed = IndexSet(indexes)
         let rest = current.indices.filter { !removed.contains($0) }.map { current[$0] }
         guard ordered else {
             mutateToMany(key, mutation: .minus, objects: removed.map { current[$0] }) { _, _ in rest }
@@ -231,7 +236,10 @@ extension NSManagedObject {
     public func managedReplace<S: Sequence>(at indexes: NSIndexSet, with objects: S, forKey key: String) where S.Element: NSManagedObject {
         let (storage, ordered) = toManyStorage(key)
         let current = storage.objects
-        let pairs = zip(indexes, objects).filter { $0.0 < current.count && current[$0.0] !== $0.1 }
+        let objects = Array(objects)
+        checkCount(objects.count, indexes, "replaceObjectsAtIndexes:withObjects:", key)
+        if indexes.count > 0, indexes.lastIndex >= current.count { outOfBounds("replaceObjectsAtIndexes:withObjects:", indexes.lastIndex, current.count, key) }
+        let pairs = zip(indexes, objects).filter { current[$0.0] !== $0.1 }
         var result = current
         for (index, object) in pairs { result[index] = object }
         var seen = Set<ObjectIdentifier>()
@@ -255,10 +263,24 @@ extension NSManagedObject {
     /// member changed.
     func managedMove(at indexes: IndexSet, to index: Int, forKey key: String) {
         let current = toManyStorage(key).storage.objects
-        let valid = IndexSet(indexes.filter { $0 < current.count })
-        var rest = current.indices.filter { !valid.contains($0) }.map { current[$0] }
-        rest.insert(contentsOf: valid.map { current[$0] }, at: Swift.min(Swift.max(index, 0), rest.count))
+        if let last = indexes.last, last >= current.count { outOfBounds("moveObjectsAtIndexes:toIndex:", last, current.count, key) }
+        var rest = current.indices.filter { !indexes.contains($0) }.map { current[$0] }
+        if index < 0 || index > rest.count { outOfBounds("moveObjectsAtIndexes:toIndex:", index, rest.count + 1, key) }
+        rest.insert(contentsOf: indexes.map { current[$0] }, at: index)
         changeOrdered(key, .replacement, at: IndexSet(current.indices.filter { current[$0] !== rest[$0] }), to: rest)
+    }
+
+    /// Stops, as Foundation's `NSMutableOrderedSet` raises, for an index past the relationship's end.
+    private func outOfBounds(_ method: String, _ index: Int, _ count: Int, _ key: String) -> Never {
+        let bounds = count == 0 ? "for empty ordered set" : "beyond bounds [0 .. \(count - 1)]"
+        fatalError("*** -[NSMutableOrderedSet \(method)]: index \(index) \(bounds) (the relationship \(key) of \(entity.name ?? "?")).")
+    }
+
+    /// Stops, as Foundation raises, when a call gives a different number of objects and indexes.
+    private func checkCount(_ count: Int, _ indexes: NSIndexSet, _ method: String, _ key: String) {
+        if count != indexes.count {
+            fatalError("*** -[NSMutableOrderedSet \(method)]: count of array (\(count)) differs from count of index set (\(indexes.count)) (the relationship \(key) of \(entity.name ?? "?")).")
+        }
     }
 
     /// The to-many relationship `key`: its members (firing the fault) and whether it is ordered; nil

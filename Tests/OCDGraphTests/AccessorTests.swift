@@ -255,6 +255,25 @@ import class OCDPredicate.NSSortDescriptor
         #expect(output.contains("is not key value coding-compliant for the key \"nickname\""), "stopped with another message: \(output)")
     }
 
+    /// An index past an ordered relationship's end stops, as `NSMutableOrderedSet` raises.
+    @Test func anOrderedIndexPastTheEndStops() async {
+        let insert = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let stack = try TestStack()
+            let employee = stack.insert("Employee", ["name": "Ann"])
+            employee.mutableOrderedSetValue(forKey: "tasks").insert(stack.insert("Task"), at: 2)
+        }
+        let inserted = String(decoding: insert?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(inserted.contains("insertObject:atIndex:]: index 2 beyond bounds [0 .. 0] (the relationship tasks of Employee)"), "\(inserted)")
+        let remove = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let stack = try TestStack()
+            let employee = stack.insert("Employee", ["name": "Ann"])
+            employee.mutableOrderedSetValue(forKey: "tasks").add(stack.insert("Task"))
+            employee.mutableOrderedSetValue(forKey: "tasks").removeObject(at: 1)
+        }
+        let removed = String(decoding: remove?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(removed.contains("removeObjectsAtIndexes:]: index 1 beyond bounds [0 .. 0]"), "\(removed)")
+    }
+
     @Test func aValueOfTheWrongTypeStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let stack = try TestStack()
