@@ -397,8 +397,12 @@ struct DictionaryColumn {
     func aggregate(over members: [RowReader]) throws -> Any? {
         let argument = expression.arguments?.first ?? NSExpression(forConstantValue: nil)
         let values: [Any] = try members.map { try argument.expressionValueThrowing(with: $0).map(RowReader.publicValue) ?? NSNull() }
-        if expression.function == "count:" { return NSNumber(value: values.filter { !($0 is NSNull) }.count) }
-        return try NSExpression(forFunction: expression.function, arguments: [NSExpression(forConstantValue: values.filter { !($0 is NSNull) })])
+        let present = values.filter { !($0 is NSNull) }
+        if expression.function == "count:" { return NSNumber(value: present.count) }
+        // Over no value, SQL's SUM, AVG, MIN and MAX are NULL, and the SQLite store's result leaves the
+        // key out: the same here (the expression functions would answer 0 for a sum).
+        if present.isEmpty { return nil }
+        return try NSExpression(forFunction: expression.function, arguments: [NSExpression(forConstantValue: present)])
             .expressionValueThrowing(with: nil)
     }
 }

@@ -1024,6 +1024,25 @@ struct FetchRequestOptionTests {
         #expect(try stack.context.fetch(request).map { ($0["age"] as? NSNumber)?.intValue } == [30, 50])
     }
 
+    /// Aggregates over no value: `count:` is 0; `sum:`, `average:`, `min:` and `max:` have none (SQL's
+    /// NULL), so the key is left out, in both stores alike.
+    @Test func aggregatesOverNothingHaveNoValueButACount() throws {
+        let stack = try TestStack()
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["sum:", "average:", "min:", "max:", "count:"].map { function in
+            let description = NSExpressionDescription()
+            description.name = String(function.dropLast())
+            description.expression = NSExpression(forFunction: function, arguments: [NSExpression(forKeyPath: "salary")])
+            description.expressionResultType = function == "count:" ? .integer64AttributeType : .doubleAttributeType
+            return description
+        }
+        let rows = try stack.context.fetch(request)
+        #expect(rows.count == 1)
+        #expect(Set(rows.first?.allKeys.compactMap { $0 as? String } ?? []) == ["count"])
+        #expect((rows.first?["count"] as? NSNumber)?.intValue == 0)
+    }
+
     @Test func returnsDistinctResultsDropsRepeatedDictionaries() throws {
         let stack = try Self.staff()
         let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
