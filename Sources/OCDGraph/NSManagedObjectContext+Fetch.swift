@@ -302,7 +302,10 @@ extension NSManagedObjectContext {
         let rows = try coordinator.executeFetch(plan(for: request, entity: entity, pushLimits: pushDown))
         let readers = rows.map { RowReader(row: $0, context: self) }
 
+        // Each result with a row it was made from: a sort may name a key the result does not hold (a
+        // grouped property not fetched, a key path), as SQL's ORDER BY may.
         var results: [[String: Any]] = []
+        var representatives: [RowReader?] = []
         if !grouping.isEmpty || hasAggregate {
             var groups: [[AnyHashable]: [RowReader]] = [:]
             var order: [[AnyHashable]] = []
@@ -321,6 +324,7 @@ extension NSManagedObjectContext {
                 }
                 if let having = request.havingPredicate, try !having.evaluateThrowing(with: result) { continue }
                 results.append(result)
+                representatives.append(members.first)
             }
         } else {
             for reader in readers {
@@ -329,22 +333,52 @@ extension NSManagedObjectContext {
                     if let value = try column.value(for: reader), !isNSNull(value) { result[column.name] = value }
                 }
                 results.append(result)
+                representatives.append(reader)
             }
         }
         var dictionaries = results.map { NSDictionary(dictionary: $0) }
         if request.returnsDistinctResults {
             var unique: [NSDictionary] = []
-            for dictionary in dictionaries where !unique.contains(where: { $0.isEqual(dictionary) }) { unique.append(dictionary) }
+            var kept: [RowReader?] = []
+            for (dictionary, representative) in zip(dictionaries, representatives) where !unique.contains(where: { $0.isEqual(dictionary) }) {
+                unique.append(dictionary)
+                kept.append(representative)
+            }
             dictionaries = unique
+            representatives = kept
         }
         if !pushDown {
             if let sorts = request.sortDescriptors, !sorts.isEmpty {
-                dictionaries = try dictionaries.sortedThrowing(using: sorts)
+                let names = Set(columns.map(\.name))
+                let sortable = zip(dictionaries, representatives).map { SortableResult(result: $0, representative: $1, names: names) }
+                dictionaries = try sortable.sortedThrowing(using: sorts).map(\.result)
             }
             if request.fetchOffset > 0 { dictionaries = Array(dictionaries.dropFirst(request.fetchOffset)) }
             if request.fetchLimit > 0 { dictionaries = Array(dictionaries.prefix(request.fetchLimit)) }
         }
         return dictionaries
+    }
+}
+
+/// A dictionary result as a sort reads it: its own keys, else the key on a row it was made from.
+private final class SortableResult: NSObject, PredicateKeyValueCoding {
+    let result: NSDictionary
+    let representative: RowReader?
+    /// The result's column names: one of them without a value is nil, not the row's key.
+    let names: Set<String>
+    init(result: NSDictionary, representative: RowReader?, names: Set<String>) {
+        self.result = result
+        self.representative = representative
+        self.names = names
+    }
+    func predicateValue(forKey key: String) throws -> Any? {
+        // A key of the row (a fetched or grouped property, the start of a key path) from the row, where a
+        // relationship is the row it points to rather than the result's object ID; an expression's name
+        // (no key of the row) from the result.
+        if let representative {
+            do { return try representative.predicateValue(forKey: key) } catch where names.contains(key) {}
+        }
+        return result[key]
     }
 }
 

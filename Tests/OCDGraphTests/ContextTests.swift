@@ -1024,6 +1024,31 @@ struct FetchRequestOptionTests {
         #expect(try stack.context.fetch(request).map { ($0["age"] as? NSNumber)?.intValue } == [30, 50])
     }
 
+    /// Grouped results sort by a grouped property they do not fetch, and by a key path, as SQL's ORDER BY
+    /// does, in both stores.
+    @Test func groupedResultsSortByUnfetchedKeysAndKeyPaths() throws {
+        let stack = try Self.staff()
+        let total = NSExpressionDescription()
+        total.name = "total"
+        total.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "salary")])
+        total.expressionResultType = .doubleAttributeType
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = [total]
+        request.propertiesToGroupBy = ["age"]
+        request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: false)]
+        #expect(try stack.context.fetch(request).map { ($0["total"] as? NSNumber)?.doubleValue } == [300, 50, 300])
+
+        let byDepartment = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        byDepartment.resultType = .dictionaryResultType
+        byDepartment.propertiesToFetch = ["department", total]
+        byDepartment.propertiesToGroupBy = ["department"]
+        byDepartment.sortDescriptors = [NSSortDescriptor(key: "department.name", ascending: false)]
+        let groups = try stack.context.fetch(byDepartment)
+        // Descending: R&D first, then the group without a department (NULL sorts first ascending).
+        #expect(groups.map { ($0["total"] as? NSNumber)?.doubleValue } == [300, 350])
+    }
+
     /// Aggregates over no value: `count:` is 0; `sum:`, `average:`, `min:` and `max:` have none (SQL's
     /// NULL), so the key is left out, in both stores alike.
     @Test func aggregatesOverNothingHaveNoValueButACount() throws {
