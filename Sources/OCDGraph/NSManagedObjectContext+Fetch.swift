@@ -442,8 +442,13 @@ struct DictionaryColumn {
 }
 
 enum DictionaryValue {
+    /// No value, as a group's key: not `NSNull()`, whose instances hash by address in
+    /// swift-corelibs-foundation, so that rows without a value fell into groups of their own whenever
+    /// the allocator did not reuse one address.
+    private struct NoValue: Hashable {}
+
     static func hashable(_ value: Any?) -> AnyHashable {
-        guard let value else { return AnyHashable(NSNull()) }
+        guard let value, !(value is NSNull) else { return AnyHashable(NoValue()) }
         // A composite attribute's dictionary (not Hashable on Linux): its elements in key order, so equal
         // composites group and count as one distinct value.
         if let dictionary = value as? [String: Any] {

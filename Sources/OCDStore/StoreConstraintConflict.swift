@@ -148,7 +148,7 @@ extension StoreSaveRequest {
     /// description.
     public static func hashable(_ value: Any) -> AnyHashable {
         if let dictionary = value as? [String: Any] {
-            return AnyHashable(dictionary.keys.sorted().map { [AnyHashable($0), dictionary[$0].map(hashable) ?? AnyHashable(NSNull())] })
+            return AnyHashable(dictionary.keys.sorted().map { [AnyHashable($0), hashable(dictionary[$0]!)] })
         }
         return (value as? AnyHashable) ?? AnyHashable("\(value)")
     }
