@@ -442,9 +442,8 @@ struct DictionaryColumn {
 }
 
 enum DictionaryValue {
-    /// No value, as a group's key: not `NSNull()`, whose instances hash by address in
-    /// swift-corelibs-foundation, so that rows without a value fell into groups of their own whenever
-    /// the allocator did not reuse one address.
+    /// No value, as a group's key: not `NSNull()`, whose hash is not stable in swift-corelibs-foundation
+    /// (one instance, a new value per call), so that rows without a value fell into groups of their own.
     private struct NoValue: Hashable {}
 
     static func hashable(_ value: Any?) -> AnyHashable {
