@@ -272,7 +272,7 @@ extension NSManagedObject {
 
     /// Stops, as Foundation's `NSMutableOrderedSet` raises, for an index past the relationship's end.
     private func outOfBounds(_ method: String, _ index: Int, _ count: Int, _ key: String) -> Never {
-        let bounds = count == 0 ? "for empty ordered set" : "beyond bounds [0 .. \(count - 1)]"
+        let bounds = count == 0 ? "beyond bounds for empty ordered set" : "beyond bounds [0 .. \(count - 1)]"
         fatalError("*** -[NSMutableOrderedSet \(method)]: index \(index) \(bounds) (the relationship \(key) of \(entity.name ?? "?")).")
     }
 

@@ -349,8 +349,10 @@ extension NSManagedObjectContext {
         }
         if !pushDown {
             if let sorts = request.sortDescriptors, !sorts.isEmpty {
-                let names = Set(columns.map(\.name))
-                let sortable = zip(dictionaries, representatives).map { SortableResult(result: $0, representative: $1, names: names) }
+                // Columns whose value is not the row's own key of that name (an expression named `salary`
+                // that sums salaries): a sort by the name takes the result's value, as SQL's ORDER BY does.
+                let computed = Set(columns.filter { $0.expression.expressionType != .keyPath || $0.expression.keyPath != $0.name }.map(\.name))
+                let sortable = zip(dictionaries, representatives).map { SortableResult(result: $0, representative: $1, computed: computed) }
                 dictionaries = try sortable.sortedThrowing(using: sorts).map(\.result)
             }
             if request.fetchOffset > 0 { dictionaries = Array(dictionaries.dropFirst(request.fetchOffset)) }
@@ -364,21 +366,19 @@ extension NSManagedObjectContext {
 private final class SortableResult: NSObject, PredicateKeyValueCoding {
     let result: NSDictionary
     let representative: RowReader?
-    /// The result's column names: one of them without a value is nil, not the row's key.
-    let names: Set<String>
-    init(result: NSDictionary, representative: RowReader?, names: Set<String>) {
+    /// The names of the result's computed columns (expressions), which come from the result.
+    let computed: Set<String>
+    init(result: NSDictionary, representative: RowReader?, computed: Set<String>) {
         self.result = result
         self.representative = representative
-        self.names = names
+        self.computed = computed
     }
     func predicateValue(forKey key: String) throws -> Any? {
         // A key of the row (a fetched or grouped property, the start of a key path) from the row, where a
-        // relationship is the row it points to rather than the result's object ID; an expression's name
-        // (no key of the row) from the result.
-        if let representative {
-            do { return try representative.predicateValue(forKey: key) } catch where names.contains(key) {}
-        }
-        return result[key]
+        // relationship is the row it points to rather than the result's object ID.
+        if computed.contains(key) { return result[key] }
+        guard let representative else { return result[key] }
+        return try representative.predicateValue(forKey: key)
     }
 }
 
@@ -442,8 +442,9 @@ struct DictionaryColumn {
 }
 
 enum DictionaryValue {
-    /// No value, as a group's key: not `NSNull()`, whose hash is not stable in swift-corelibs-foundation
-    /// (one instance, a new value per call), so that rows without a value fell into groups of their own.
+    /// No value, as a group's key: not `NSNull()`, whose instances (not one shared instance, as on Apple
+    /// platforms) hash by address in swift-corelibs-foundation, so that rows without a value fell into
+    /// groups of their own whenever the allocator gave another address.
     private struct NoValue: Hashable {}
 
     static func hashable(_ value: Any?) -> AnyHashable {

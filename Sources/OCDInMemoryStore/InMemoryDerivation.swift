@@ -9,7 +9,7 @@ import OCDStore
 extension InMemoryStore.Tables {
     /// Recomputes the derived attributes the save of `request` (whose rows are stored) may have moved;
     /// returns the new values. `remember` is called before a row changes (for a multi-store save's undo).
-    mutating func derive(_ plan: DerivationPlan, model: NSManagedObjectModel, after request: StoreSaveRequest,
+    mutating func derive(_ plan: DerivationPlan, model: NSManagedObjectModel, after request: StoreSaveRequest, also owners: [NSManagedObjectID],
                          remember: (String, Int64) -> Void, primaryKey: (NSManagedObjectID) -> Int64?) -> [DerivedValue] {
         // The rows of the save, all of whose derived attributes are recomputed (cheap in memory; now()
         // moves on every insert and update, as Core Data's follows Z_OPT), and rows that read a changed
@@ -20,6 +20,8 @@ extension InMemoryStore.Tables {
         func target(_ id: NSManagedObjectID, saved: Bool) { if seen.insert(id).inserted { targets.append((id, saved)) } }
         for row in request.inserted { target(row.objectID, saved: true) }
         for (row, _) in request.updated { target(row.objectID, saved: true) }
+        // Owners outside the save whose member lists the save's foreign keys changed.
+        for owner in owners { target(owner, saved: false) }
 
         // Sources of relationship-based values that a changed, new or deleted row may move.
         var changed = Set(request.inserted.map(\.objectID))

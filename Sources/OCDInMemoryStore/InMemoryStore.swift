@@ -199,44 +199,89 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             remember(objectID.entity.name ?? "", primaryKey(of: objectID)!)
             tables.rows[objectID.entity.name ?? ""]![primaryKey(of: objectID)!] = nil
         }
-        followForeignKeys(request, previous: previous, remember: remember)
+        let moved = followForeignKeys(request, previous: previous, remember: remember)
+        // The updated rows as now stored (an owner's list may have been put right).
+        saved = saved.map { row in primaryKey(of: row.objectID).flatMap { tables.rows[row.objectID.entity.name ?? ""]?[$0] } ?? row }
         // The coordinator refused models whose derivations no store can keep, so the plan is at hand.
         guard let plan = try? DerivationPlan.of(model), !plan.isEmpty else { return StoreSaveResult(updated: saved) }
-        let derived = tables.derive(plan, model: model, after: request, remember: remember, primaryKey: { self.primaryKey(of: $0) })
+        let derived = tables.derive(plan, model: model, after: request, also: moved, remember: remember, primaryKey: { self.primaryKey(of: $0) })
         return StoreSaveResult(updated: saved, derivedValues: derived)
     }
 }
 
 extension InMemoryStore {
     /// Keeps the member lists of one-to-many relationships as the members' to-ones say, as SQL's foreign
-    /// keys do: a row of the save whose to-one moved leaves its old owner's list and joins its new one's,
-    /// and a deleted row leaves its owner's. A context that merged another's move of the member while
-    /// moving it elsewhere itself sends the owner it merged unchanged, still listing the member.
-    fileprivate func followForeignKeys(_ request: StoreSaveRequest, previous: [NSManagedObjectID: StoreRow], remember: (String, Int64) -> Void) {
-        func edit(_ owner: NSManagedObjectID, _ relationship: String, _ change: (inout [NSManagedObjectID]) -> Void) {
-            guard let key = primaryKey(of: owner), let row = tables.rows[owner.entity.name ?? ""]?[key],
-                  let slot = row.layout.slot(named: relationship), var members = row.values.stored(slot) as? [NSManagedObjectID] else { return }
-            let before = members
-            change(&members)
-            if members == before { return }
-            var values = row.values
-            values[slot] = members
-            remember(owner.entity.name ?? "", key)
-            tables.rows[owner.entity.name ?? ""]![key] = StoreRow(objectID: owner, version: row.version, values: values)
+    /// keys do: a row of the save whose to-one moved leaves its old owner's list and joins its new one's
+    /// (at the end), a deleted row leaves its owner's, and an owner of the save lists none whose to-one
+    /// points elsewhere. A context that merged another's move of a member while moving it elsewhere
+    /// itself holds the owner it merged, still listing the member, and may send that list later.
+    /// Returns the owners outside the save whose lists changed (their derived values may move).
+    fileprivate func followForeignKeys(_ request: StoreSaveRequest, previous: [NSManagedObjectID: StoreRow],
+                                       remember: (String, Int64) -> Void) -> [NSManagedObjectID] {
+        struct Target: Hashable {
+            let owner: NSManagedObjectID
+            let relationship: String
         }
+        // Gathered first, applied once per owner list: a bulk save moves many members into one owner.
+        var removals: [Target: Set<NSManagedObjectID>] = [:]
+        var additions: [Target: [NSManagedObjectID]] = [:]
+        var order: [Target] = []
+        func note(_ target: Target) { if removals[target] == nil && additions[target] == nil { order.append(target) } }
         func follow(_ id: NSManagedObjectID, layout: EntityLayout, now: StoreRow?, before: StoreRow?) {
             for (slot, relationship) in layout.relationships where !relationship.isToMany {
                 guard let inverse = relationship.inverseRelationship, inverse.isToMany else { continue }
                 let old = before?.values.stored(slot) as? NSManagedObjectID
                 let new = now?.values.stored(slot) as? NSManagedObjectID
                 if old == new { continue }
-                if let old { edit(old, inverse.name) { $0.removeAll { $0 == id } } }
-                if let new { edit(new, inverse.name) { if !$0.contains(id) { $0.append(id) } } }
+                if let old {
+                    let target = Target(owner: old, relationship: inverse.name)
+                    note(target)
+                    removals[target, default: []].insert(id)
+                }
+                if let new {
+                    let target = Target(owner: new, relationship: inverse.name)
+                    note(target)
+                    additions[target, default: []].append(id)
+                }
             }
         }
         for row in request.inserted { follow(row.objectID, layout: row.layout, now: row, before: nil) }
         for (row, _) in request.updated { follow(row.objectID, layout: row.layout, now: row, before: previous[row.objectID]) }
         for (id, _) in request.deleted { if let before = previous[id] { follow(id, layout: before.layout, now: nil, before: before) } }
+        // The owners of the save: each of their one-to-many lists is checked against its members' to-ones.
+        var saved = Set<NSManagedObjectID>()
+        for row in request.inserted { saved.insert(row.objectID) }
+        for (row, _) in request.updated { saved.insert(row.objectID) }
+        for id in saved {
+            for (_, relationship) in EntityLayout.of(id.entity).relationships where relationship.isToMany && relationship.inverseRelationship?.isToMany == false {
+                note(Target(owner: id, relationship: relationship.name))
+            }
+        }
+
+        var edited: [NSManagedObjectID] = []
+        for target in order {
+            let owner = target.owner
+            guard let key = primaryKey(of: owner), let row = tables.rows[owner.entity.name ?? ""]?[key],
+                  let slot = row.layout.slot(named: target.relationship), let members = row.values.stored(slot) as? [NSManagedObjectID],
+                  let inverse = (row.layout.properties[slot] as? NSRelationshipDescription)?.inverseRelationship?.name else { continue }
+            let removed = removals[target] ?? []
+            // A listed member stays if it is stored and its to-one points back here.
+            let kept = members.filter { member in
+                guard !removed.contains(member), let memberKey = primaryKey(of: member),
+                      let memberRow = tables.rows[member.entity.name ?? ""]?[memberKey] else { return false }
+                return StoreSaveRequest.value(of: memberRow, named: inverse) as? NSManagedObjectID == owner
+            }
+            var present = Set(kept)
+            var result = kept
+            for member in additions[target] ?? [] where present.insert(member).inserted { result.append(member) }
+            if result == members { continue }
+            var values = row.values
+            values[slot] = result
+            remember(owner.entity.name ?? "", key)
+            tables.rows[owner.entity.name ?? ""]![key] = StoreRow(objectID: owner, version: row.version, values: values)
+            if !saved.contains(owner) { edited.append(owner) }
+        }
+        return edited
     }
 }
 

@@ -130,6 +130,8 @@ extension StoreSaveRequest {
         return result
     }
 
+    private struct NoValue: Hashable {}
+
     /// The value of the property `name` of `row`; a dotted name (`location.latitude`) is an element of a
     /// composite attribute, as Core Data names them in constraints.
     public static func value(of row: StoreRow, named name: String) -> Any? {
@@ -147,6 +149,8 @@ extension StoreSaveRequest {
     /// hashable; a composite's dictionary by its elements in key order; anything else compares by its
     /// description.
     public static func hashable(_ value: Any) -> AnyHashable {
+        // Not NSNull's own hash: swift-corelibs-foundation's instances hash by address.
+        if value is NSNull { return AnyHashable(NoValue()) }
         if let dictionary = value as? [String: Any] {
             return AnyHashable(dictionary.keys.sorted().map { [AnyHashable($0), hashable(dictionary[$0]!)] })
         }

@@ -1047,6 +1047,18 @@ struct FetchRequestOptionTests {
         let groups = try stack.context.fetch(byDepartment)
         // Descending: R&D first, then the group without a department (NULL sorts first ascending).
         #expect(groups.map { ($0["total"] as? NSNumber)?.doubleValue } == [300, 350])
+
+        // An expression named like a property sorts by its own value, not the property's.
+        let salary = NSExpressionDescription()
+        salary.name = "salary"
+        salary.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "salary")])
+        salary.expressionResultType = .doubleAttributeType
+        let bySum = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        bySum.resultType = .dictionaryResultType
+        bySum.propertiesToFetch = ["age", salary]
+        bySum.propertiesToGroupBy = ["age"]
+        bySum.sortDescriptors = [NSSortDescriptor(key: "salary", ascending: true), NSSortDescriptor(key: "age", ascending: true)]
+        #expect(try stack.context.fetch(bySum).map { ($0["age"] as? NSNumber)?.intValue } == [40, 30, 50])
     }
 
     /// Aggregates over no value: `count:` is 0; `sum:`, `average:`, `min:` and `max:` have none (SQL's

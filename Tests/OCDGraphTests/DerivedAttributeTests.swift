@@ -255,6 +255,24 @@ import class OCDPredicate.NSExpression
         #expect(other.object(with: book.objectID).value(forKey: "authorName") == nil)
     }
 
+    /// A page another context moved to a second book, moved by this (stale) context to a third: the
+    /// second book's count follows, though neither context saves it here.
+    @Test func anOwnerLeftBehindByAStaleMoveIsRecounted() throws {
+        let stack = try TestStack(model: Self.model())
+        let first = try seed(stack, title: "A", pages: [1])
+        let second = try seed(stack, title: "B", pages: [])
+        let third = try seed(stack, title: "C", pages: [])
+        let page = try #require((first.value(forKey: "pages") as? Set<NSManagedObject>)?.first)
+        let other = stack.newContext()
+        other.object(with: page.objectID).setValue(other.object(with: second.objectID), forKey: "book")
+        try other.save()
+        stack.context.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
+        page.setValue(third, forKey: "book")
+        try stack.context.save()
+        let check = stack.newContext()
+        #expect([first, second, third].map { check.object(with: $0.objectID).value(forKey: "pageCount") as? Int16 } == [0, 0, 1])
+    }
+
     /// A value the object set on a derived attribute is not the store's: after the save the object holds
     /// what the store keeps (nil for a NULL source, the count for a count).
     @Test func aValueSetOnADerivedAttributeGivesWayToTheStoresAfterTheSave() throws {

@@ -496,9 +496,16 @@ import class OCDPredicate.NSPredicate
         here.mergeChanges(fromContextDidSave: saved)
         try here.save()
 
+        func members() -> [[String]] {
+            let check = stack.newContext()
+            return ids.map { id in ((check.object(with: id).value(forKey: "employees") as? Set<NSManagedObject>) ?? []).compactMap { $0.value(forKey: "name") as? String } }
+        }
+        #expect(members() == [[], [], ["Ann"]])
         let check = stack.newContext()
-        let members = ids.map { id in ((check.object(with: id).value(forKey: "employees") as? Set<NSManagedObject>) ?? []).compactMap { $0.value(forKey: "name") as? String } }
-        #expect(members == [[], [], ["Ann"]])
         #expect((check.object(with: ann.objectID).value(forKey: "department") as? NSManagedObject)?.objectID == ids[2])
+        // This context still holds D2 as merged, listing Ann: a later save of D2 must not list her again.
+        mine[1].setValue("D2 renamed", forKey: "name")
+        try here.save()
+        #expect(members() == [[], [], ["Ann"]])
     }
 }
