@@ -340,9 +340,13 @@ extension NSManagedObjectContext {
         if request.returnsDistinctResults {
             var unique: [NSDictionary] = []
             var kept: [RowReader?] = []
-            for (dictionary, representative) in zip(dictionaries, representatives) where !unique.contains(where: { $0.isEqual(dictionary) }) {
+            // By a key of each result's values in column order: no comparison of every pair.
+            var seen = Set<[AnyHashable]>()
+            for (index, dictionary) in dictionaries.enumerated() {
+                let key = columns.map { DictionaryValue.hashable(results[index][$0.name]) }
+                guard seen.insert(key).inserted else { continue }
                 unique.append(dictionary)
-                kept.append(representative)
+                kept.append(representatives[index])
             }
             dictionaries = unique
             representatives = kept
@@ -387,6 +391,9 @@ struct DictionaryColumn {
     let name: String
     let expression: NSExpression
     let isAggregate: Bool
+    /// An expression description's `expressionResultType` (nil for undefined or a property), which the
+    /// value is read as, as the SQLite store reads its column.
+    var resultType: NSAttributeType?
 
     static let aggregateFunctions: Set<String> = ["sum:", "count:", "min:", "max:", "average:", "median:", "mode:", "stddev:"]
 
@@ -403,6 +410,7 @@ struct DictionaryColumn {
             name = description.name
             self.expression = expression
             isAggregate = expression.expressionType == .function && Self.aggregateFunctions.contains(expression.function)
+            resultType = description.expressionResultType == .undefinedAttributeType ? nil : description.expressionResultType
         case let description as NSPropertyDescription:
             name = description.name
             expression = NSExpression(forKeyPath: description.name)
@@ -419,7 +427,36 @@ struct DictionaryColumn {
         if let set = value as? Set<AnyHashable>, set.contains(where: { $0.base is RowReader }) || (set.isEmpty && isToManyKeyPath(reader)) {
             throw coreDataError(NSCoreDataError, [NSLocalizedDescriptionKey: "to-many key not allowed here: propertiesToFetch holds '\(name)', a to-many relationship"])
         }
-        return value.map(RowReader.publicValue)
+        return value.map(RowReader.publicValue).map(typed)
+    }
+
+    /// `value` as `resultType` says: a number made an integer (truncated), a double, a float or a
+    /// Boolean, a date from seconds since 2001, a string from its description; as it is otherwise.
+    func typed(_ value: Any) -> Any {
+        guard let resultType, !(value is NSNull) else { return value }
+        let number = value as? NSNumber ?? ManagedValueCoercion.number(from: value)
+        switch resultType {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            if let number {
+                let type = number.objCType.pointee
+                guard type == 0x64 || type == 0x66 else { return NSNumber(value: number.int64Value) }  // "d", "f"
+                let double = number.doubleValue
+                return NSNumber(value: double.isFinite ? Int64(Swift.max(Swift.min(double.rounded(.towardZero), 9.2e18), -9.2e18)) : 0)
+            }
+        case .doubleAttributeType:
+            if let number { return NSNumber(value: number.doubleValue) }
+        case .floatAttributeType:
+            if let number { return NSNumber(value: number.floatValue) }
+        case .booleanAttributeType:
+            if let number { return NSNumber(value: number.doubleValue != 0) }
+        case .dateAttributeType:
+            if let number { return Date(timeIntervalSinceReferenceDate: number.doubleValue) }
+        case .stringAttributeType:
+            if let number { return number.stringValue }
+        default:
+            break
+        }
+        return value
     }
 
     private func isToManyKeyPath(_ reader: RowReader) -> Bool {
@@ -432,12 +469,12 @@ struct DictionaryColumn {
         let argument = expression.arguments?.first ?? NSExpression(forConstantValue: nil)
         let values: [Any] = try members.map { try argument.expressionValueThrowing(with: $0).map(RowReader.publicValue) ?? NSNull() }
         let present = values.filter { !($0 is NSNull) }
-        if expression.function == "count:" { return NSNumber(value: present.count) }
+        if expression.function == "count:" { return typed(NSNumber(value: present.count)) }
         // Over no value, SQL's SUM, AVG, MIN and MAX are NULL, and the SQLite store's result leaves the
         // key out: the same here (the expression functions would answer 0 for a sum).
         if present.isEmpty { return nil }
         return try NSExpression(forFunction: expression.function, arguments: [NSExpression(forConstantValue: present)])
-            .expressionValueThrowing(with: nil)
+            .expressionValueThrowing(with: nil).map(typed)
     }
 }
 

@@ -1061,6 +1061,40 @@ struct FetchRequestOptionTests {
         #expect(try stack.context.fetch(bySum).map { ($0["age"] as? NSNumber)?.intValue } == [40, 30, 50])
     }
 
+    /// An expression description's `expressionResultType` is the type the value is read as, in both
+    /// stores: an average typed as an integer is truncated, a count typed as a double is one.
+    @Test func expressionResultTypeIsTheTypeOfTheValue() throws {
+        let stack = try Self.staff()
+        func description(_ name: String, _ function: String, _ type: NSAttributeType) -> NSExpressionDescription {
+            let description = NSExpressionDescription()
+            description.name = name
+            description.expression = NSExpression(forFunction: function, arguments: [NSExpression(forKeyPath: "salary")])
+            description.expressionResultType = type
+            return description
+        }
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = [description("average", "average:", .integer64AttributeType), description("count", "count:", .doubleAttributeType)]
+        let row = try #require(try stack.context.fetch(request).first)
+        // (100 + 200 + 50 + 300) / 4 = 162.5
+        let average = try #require(row["average"] as? NSNumber)
+        #expect(average.int64Value == 162 && average.doubleValue == 162)
+        let count = try #require(row["count"] as? NSNumber)
+        #expect(count.doubleValue == 4 && String(cString: count.objCType) == "d")
+    }
+
+    /// Distinct results keep the first of each set of equal dictionaries, in order.
+    @Test func distinctResultsKeepTheFirstOfEqualResults() throws {
+        let stack = try Self.staff()
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["age", "department"]
+        request.returnsDistinctResults = true
+        request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true)]
+        let rows = try stack.context.fetch(request)
+        #expect(rows.map { ($0["age"] as? NSNumber)?.intValue } == [30, 40, 50])
+    }
+
     /// Aggregates over no value: `count:` is 0; `sum:`, `average:`, `min:` and `max:` have none (SQL's
     /// NULL), so the key is left out, in both stores alike.
     @Test func aggregatesOverNothingHaveNoValueButACount() throws {
