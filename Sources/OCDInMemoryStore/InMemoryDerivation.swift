@@ -9,7 +9,8 @@ import OCDStore
 extension InMemoryStore.Tables {
     /// Recomputes the derived attributes the save of `request` (whose rows are stored) may have moved;
     /// returns the new values. `remember` is called before a row changes (for a multi-store save's undo).
-    mutating func derive(_ plan: DerivationPlan, model: NSManagedObjectModel, after request: StoreSaveRequest, also owners: [NSManagedObjectID],
+    mutating func derive(_ plan: DerivationPlan, model: NSManagedObjectModel, after request: StoreSaveRequest,
+                         previous: [NSManagedObjectID: StoreRow], also owners: [NSManagedObjectID],
                          remember: (String, Int64) -> Void, primaryKey: (NSManagedObjectID) -> Int64?) -> [DerivedValue] {
         // The rows of the save, all of whose derived attributes are recomputed (cheap in memory; now()
         // moves on every insert and update, as Core Data's follows Z_OPT), and rows that read a changed
@@ -23,29 +24,42 @@ extension InMemoryStore.Tables {
         // Owners outside the save whose member lists the save's foreign keys changed.
         for owner in owners { target(owner, saved: false) }
 
-        // Sources of relationship-based values that a changed, new or deleted row may move.
-        var changed = Set(request.inserted.map(\.objectID))
-        for (row, _) in request.updated { changed.insert(row.objectID) }
-        for (id, _) in request.deleted { changed.insert(id) }
+        // Sources of relationship-based values that a changed, new or deleted row may move: found through
+        // the relationship's inverse in the changed row (as it is now and as it was), or, without an
+        // inverse, by a scan of the source entity's rows.
+        var changedRows: [StoreRow] = []
+        for row in request.inserted { changedRows.append(row) }
+        for (row, _) in request.updated {
+            if let key = primaryKey(row.objectID), let stored = rows[row.objectID.entity.name ?? ""]?[key] { changedRows.append(stored) }
+            if let before = previous[row.objectID] { changedRows.append(before) }
+        }
+        for (id, _) in request.deleted { if let before = previous[id] { changedRows.append(before) } }
+        let changed = Set(changedRows.map(\.objectID))
         let entities = model.entitiesByName
         for (entityName, derivedList) in plan.byEntity {
-            guard let entity = entities[entityName], let rows = self.rows[entityName] else { continue }
+            guard let entity = entities[entityName] else { continue }
             let relationships = Set(derivedList.compactMap { derived -> String? in
                 switch derived.derivation {
                 case .toOne(let name, _, _), .count(let name), .sum(let name, _): return name
                 default: return nil
                 }
-            })
-            if relationships.isEmpty { continue }
-            let layout = EntityLayout.of(entity)
-            let slots = relationships.compactMap { layout.slot(named: $0) }
-            // A scan of the entity's rows for those pointing at a changed row (the in-memory store has no
-            // index; only models with such derived attributes pay it).
-            for (_, row) in rows where !seen.contains(row.objectID) {
-                for slot in slots {
-                    let value = row.values.stored(slot)
-                    let points = (value as? NSManagedObjectID).map(changed.contains) ?? (value as? [NSManagedObjectID])?.contains(where: changed.contains) ?? false
-                    if points { target(row.objectID, saved: false); break }
+            }).compactMap { entity.relationshipsByName[$0] }
+            for relationship in relationships {
+                guard let destination = relationship.destinationEntity else { continue }
+                if let inverse = relationship.inverseRelationship?.name {
+                    for row in changedRows where row.objectID.entity.isKindOf(entity: destination) {
+                        guard let slot = row.layout.slot(named: inverse) else { continue }
+                        let value = row.values.stored(slot)
+                        let sources = (value as? NSManagedObjectID).map { [$0] } ?? (value as? [NSManagedObjectID]) ?? []
+                        for source in sources where source.entity.isKindOf(entity: entity) { target(source, saved: false) }
+                    }
+                } else if let rows = self.rows[entityName], let slot = EntityLayout.of(entity).slot(named: relationship.name) {
+                    // The in-memory store has no index: only such relationships without inverse pay a scan.
+                    for (_, row) in rows where !seen.contains(row.objectID) {
+                        let value = row.values.stored(slot)
+                        let points = (value as? NSManagedObjectID).map(changed.contains) ?? (value as? [NSManagedObjectID])?.contains(where: changed.contains) ?? false
+                        if points { target(row.objectID, saved: false) }
+                    }
                 }
             }
         }

@@ -204,7 +204,8 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         saved = saved.map { row in primaryKey(of: row.objectID).flatMap { tables.rows[row.objectID.entity.name ?? ""]?[$0] } ?? row }
         // The coordinator refused models whose derivations no store can keep, so the plan is at hand.
         guard let plan = try? DerivationPlan.of(model), !plan.isEmpty else { return StoreSaveResult(updated: saved) }
-        let derived = tables.derive(plan, model: model, after: request, also: moved, remember: remember, primaryKey: { self.primaryKey(of: $0) })
+        let derived = tables.derive(plan, model: model, after: request, previous: previous, also: moved, remember: remember,
+                                    primaryKey: { self.primaryKey(of: $0) })
         return StoreSaveResult(updated: saved, derivedValues: derived)
     }
 }
