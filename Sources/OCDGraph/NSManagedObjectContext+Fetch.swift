@@ -310,7 +310,7 @@ extension NSManagedObjectContext {
             var groups: [[AnyHashable]: [RowReader]] = [:]
             var order: [[AnyHashable]] = []
             for reader in readers {
-                let key = try groupColumns.map { try AnyHashable(DictionaryValue.hashable($0.value(for: reader))) }
+                let key = try groupColumns.map { try AnyHashable(DictionaryValue.hashable($0.value(for: reader, typed: false))) }
                 if groups[key] == nil { order.append(key) }
                 groups[key, default: []].append(reader)
             }
@@ -420,38 +420,53 @@ struct DictionaryColumn {
         }
     }
 
-    func value(for reader: RowReader) throws -> Any? {
+    /// The column's value for one row, as its result type says (`typed: false`: as computed, which is
+    /// what grouping compares, as SQL groups the column before reading it).
+    func value(for reader: RowReader, typed applyingType: Bool = true) throws -> Any? {
         let value = try expression.expressionValueThrowing(with: reader)
         // propertiesToFetch holds attributes, to-one relationships and expressions (Apple's documentation);
         // a to-many is an error, as in the SQLite store, not a set of internal row readers.
         if let set = value as? Set<AnyHashable>, set.contains(where: { $0.base is RowReader }) || (set.isEmpty && isToManyKeyPath(reader)) {
             throw coreDataError(NSCoreDataError, [NSLocalizedDescriptionKey: "to-many key not allowed here: propertiesToFetch holds '\(name)', a to-many relationship"])
         }
-        return value.map(RowReader.publicValue).map(typed)
+        let result = value.map(RowReader.publicValue)
+        return applyingType ? result.map(typed) : result
     }
 
-    /// `value` as `resultType` says: a number made an integer (truncated), a double, a float or a
-    /// Boolean, a date from seconds since 2001, a string from its description; as it is otherwise.
+    /// `value` as `resultType` says, as the SQLite store reads a column of that type: a number (or a
+    /// numeric string) made an integer (truncated, clamped to `Int64`), a double, a float, a decimal or
+    /// a Boolean (truncated, then non-zero), a date from seconds since 2001, a string from a number; as it
+    /// is otherwise.
     func typed(_ value: Any) -> Any {
         guard let resultType, !(value is NSNull) else { return value }
-        let number = value as? NSNumber ?? ManagedValueCoercion.number(from: value)
+        let number: NSNumber? = (value as? NSNumber) ?? ManagedValueCoercion.number(from: value)
+            ?? (value as? String).flatMap { text in Int64(text).map { NSNumber(value: $0) } ?? Double(text).map { NSNumber(value: $0) } }
+        /// The number as an integer, as SQLite's conversion of a REAL makes one.
+        func integer(_ number: NSNumber) -> Int64 {
+            let type = number.objCType.pointee
+            guard type == 0x64 || type == 0x66 else { return number.int64Value }  // "d", "f"
+            let double = number.doubleValue
+            if double.isNaN { return 0 }
+            if double >= 9.2e18 { return .max }
+            if double <= -9.2e18 { return .min }
+            return Int64(double)
+        }
         switch resultType {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
-            if let number {
-                let type = number.objCType.pointee
-                guard type == 0x64 || type == 0x66 else { return NSNumber(value: number.int64Value) }  // "d", "f"
-                let double = number.doubleValue
-                return NSNumber(value: double.isFinite ? Int64(Swift.max(Swift.min(double.rounded(.towardZero), 9.2e18), -9.2e18)) : 0)
-            }
+            if let number { return NSNumber(value: integer(number)) }
         case .doubleAttributeType:
             if let number { return NSNumber(value: number.doubleValue) }
         case .floatAttributeType:
             if let number { return NSNumber(value: number.floatValue) }
+        case .decimalAttributeType:
+            if let decimal = value as? Decimal { return decimal }
+            if let number { return number.decimalValue }
         case .booleanAttributeType:
-            if let number { return NSNumber(value: number.doubleValue != 0) }
+            if let number { return NSNumber(value: integer(number) != 0) }
         case .dateAttributeType:
             if let number { return Date(timeIntervalSinceReferenceDate: number.doubleValue) }
         case .stringAttributeType:
+            if value is String { return value }
             if let number { return number.stringValue }
         default:
             break

@@ -46,7 +46,11 @@ extension InMemoryStore.Tables {
             }).compactMap { entity.relationshipsByName[$0] }
             for relationship in relationships {
                 guard let destination = relationship.destinationEntity else { continue }
-                if let inverse = relationship.inverseRelationship?.name {
+                // A to-one is the truth of what a row reads through it (an owner's list of members may be
+                // one a context sent stale): its readers are found by their to-one, as SQL's are by the
+                // foreign key. Through a to-many, the changed member's inverse names its owners.
+                if !relationship.isToMany, !changedRows.contains(where: { $0.objectID.entity.isKindOf(entity: destination) }) { continue }
+                if relationship.isToMany, let inverse = relationship.inverseRelationship?.name {
                     for row in changedRows where row.objectID.entity.isKindOf(entity: destination) {
                         guard let slot = row.layout.slot(named: inverse) else { continue }
                         let value = row.values.stored(slot)
@@ -54,7 +58,7 @@ extension InMemoryStore.Tables {
                         for source in sources where source.entity.isKindOf(entity: entity) { target(source, saved: false) }
                     }
                 } else if let rows = self.rows[entityName], let slot = EntityLayout.of(entity).slot(named: relationship.name) {
-                    // The in-memory store has no index: only such relationships without inverse pay a scan.
+                    // The in-memory store has no index: a scan, only when a row of the destination changed.
                     for (_, row) in rows where !seen.contains(row.objectID) {
                         let value = row.values.stored(slot)
                         let points = (value as? NSManagedObjectID).map(changed.contains) ?? (value as? [NSManagedObjectID])?.contains(where: changed.contains) ?? false

@@ -249,15 +249,27 @@ extension InMemoryStore {
         for row in request.inserted { follow(row.objectID, layout: row.layout, now: row, before: nil) }
         for (row, _) in request.updated { follow(row.objectID, layout: row.layout, now: row, before: previous[row.objectID]) }
         for (id, _) in request.deleted { if let before = previous[id] { follow(id, layout: before.layout, now: nil, before: before) } }
-        // The owners of the save: each of their one-to-many lists is checked against its members' to-ones.
+        // The owners of the save whose one-to-many lists they sent differ from the stored ones: checked
+        // against the members' to-ones, both ways (a member listed that points elsewhere is dropped, one
+        // left out that still points here is kept).
         var saved = Set<NSManagedObjectID>()
-        for row in request.inserted { saved.insert(row.objectID) }
-        for (row, _) in request.updated { saved.insert(row.objectID) }
-        for id in saved {
-            for (_, relationship) in EntityLayout.of(id.entity).relationships where relationship.isToMany && relationship.inverseRelationship?.isToMany == false {
-                note(Target(owner: id, relationship: relationship.name))
+        var restored: [Target: [NSManagedObjectID]] = [:]
+        func checkLists(of row: StoreRow, before: StoreRow?) {
+            saved.insert(row.objectID)
+            for (slot, relationship) in row.layout.relationships where relationship.isToMany && relationship.inverseRelationship?.isToMany == false {
+                let sent = row.values.stored(slot) as? [NSManagedObjectID]
+                let stored = before?.values.stored(slot) as? [NSManagedObjectID]
+                guard let sent, sent != stored else { continue }
+                let target = Target(owner: row.objectID, relationship: relationship.name)
+                note(target)
+                if let stored {
+                    let kept = Set(sent)
+                    restored[target] = stored.filter { !kept.contains($0) }
+                }
             }
         }
+        for row in request.inserted { checkLists(of: row, before: nil) }
+        for (row, _) in request.updated { checkLists(of: row, before: previous[row.objectID]) }
 
         var edited: [NSManagedObjectID] = []
         for target in order {
@@ -274,6 +286,14 @@ extension InMemoryStore {
             }
             var present = Set(kept)
             var result = kept
+            // Members the owner's list left out whose to-one still points here (a context that wrote its
+            // stale list over another's move).
+            for member in restored[target] ?? [] where !removed.contains(member) {
+                guard let memberKey = primaryKey(of: member), let memberRow = tables.rows[member.entity.name ?? ""]?[memberKey],
+                      StoreSaveRequest.value(of: memberRow, named: inverse) as? NSManagedObjectID == owner,
+                      present.insert(member).inserted else { continue }
+                result.append(member)
+            }
             for member in additions[target] ?? [] where present.insert(member).inserted { result.append(member) }
             if result == members { continue }
             var values = row.values

@@ -1081,6 +1081,8 @@ struct FetchRequestOptionTests {
         #expect(average.int64Value == 162 && average.doubleValue == 162)
         let count = try #require(row["count"] as? NSNumber)
         #expect(count.doubleValue == 4 && String(cString: count.objCType) == "d")
+        request.propertiesToFetch = [description("count", "count:", .decimalAttributeType)]
+        #expect(try stack.context.fetch(request).first?["count"] as? Decimal == 4)
     }
 
     /// Distinct results keep the first of each set of equal dictionaries, in order.

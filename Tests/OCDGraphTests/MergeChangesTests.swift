@@ -508,4 +508,31 @@ import class OCDPredicate.NSPredicate
         try here.save()
         #expect(members() == [[], [], ["Ann"]])
     }
+
+    /// A context that writes its stale list of an owner over another's move into it (overwrite policy)
+    /// does not lose the member: the member's to-one still points at the owner, and the store follows it,
+    /// as SQL's foreign key does.
+    @Test func anOwnersStaleListDoesNotDropAMemberThatPointsAtIt() throws {
+        let stack = try TestStack()
+        let seeding = stack.newContext()
+        let d1 = stack.insert("Department", ["name": "D1"], into: seeding)
+        let d2 = stack.insert("Department", ["name": "D2"], into: seeding)
+        stack.insert("Employee", ["name": "Yan", "department": d2], into: seeding)
+        let xia = stack.insert("Employee", ["name": "Xia", "department": d1], into: seeding)
+        try seeding.save()
+
+        let here = stack.context
+        let mine = here.object(with: d2.objectID)
+        _ = (mine.value(forKey: "employees") as? Set<NSManagedObject>)?.count
+        let other = stack.newContext()
+        other.object(with: xia.objectID).setValue(other.object(with: d2.objectID), forKey: "department")
+        try other.save()
+
+        here.mergePolicy = NSOverwriteMergePolicy
+        mine.setValue("D2 renamed", forKey: "name")
+        try here.save()
+        let check = stack.newContext()
+        let names = ((check.object(with: d2.objectID).value(forKey: "employees") as? Set<NSManagedObject>) ?? []).compactMap { $0.value(forKey: "name") as? String }
+        #expect(names.sorted() == ["Xia", "Yan"])
+    }
 }
