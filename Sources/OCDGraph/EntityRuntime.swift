@@ -41,7 +41,8 @@ final class EntityRuntime: @unchecked Sendable {
     private init(layout: EntityLayout) {
         defaultValues = layout.attributes.compactMap { slot, attribute in
             if let composite = attribute as? NSCompositeAttributeDescription {
-                return composite.mergedDefaultValue.map { (slot, Self.publicNumbers($0, composite) as Any) }
+                // In the form a set value takes (numbers as `NSNumber`s).
+                return composite.mergedDefaultValue.flatMap { AttributeValues.composite($0, composite: composite) }.map { (slot, $0 as Any) }
             }
             guard let value = attribute.defaultValue else { return nil }
             switch attribute.attributeType {
@@ -63,21 +64,6 @@ final class EntityRuntime: @unchecked Sendable {
             guard property is NSAttributeDescription, property.validationPredicates.isEmpty else { return .full }
             return property.isOptional ? .none : .mandatory
         }
-    }
-
-    /// A composite's default with its numbers as `NSNumber`s, the form its values are kept in.
-    private static func publicNumbers(_ values: [String: Any], _ composite: NSCompositeAttributeDescription) -> [String: Any] {
-        var result = values
-        for element in composite.elements {
-            guard let value = values[element.name] else { continue }
-            if let nested = element as? NSCompositeAttributeDescription, let inner = value as? [String: Any] {
-                result[element.name] = publicNumbers(inner, nested)
-            } else if [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .doubleAttributeType, .floatAttributeType,
-                        .booleanAttributeType].contains(element.attributeType), let number = ManagedValueCoercion.number(from: value) {
-                result[element.name] = element.attributeType == .floatAttributeType ? NSNumber(value: number.floatValue) : number
-            }
-        }
-        return result
     }
 
     static func of(_ layout: EntityLayout) -> EntityRuntime {

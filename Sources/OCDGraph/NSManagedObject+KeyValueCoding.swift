@@ -193,7 +193,7 @@ extension NSManagedObject {
                 slots[slot] = checkedToOne(value, relationship)
             }
         } else {
-            slots[slot] = AttributeValues.normalize(value, for: property as! NSAttributeDescription, of: self)
+            slots[slot] = AttributeValues.normalize(value, for: property as! NSAttributeDescription)
         }
     }
 
@@ -709,14 +709,14 @@ extension NSManagedObject: KeyPathNaming {
 /// `Int64` of an integer attribute as an `Int64`, a `Double` of a double one, a `Bool` of a boolean one),
 /// strings as `String`, and so on.
 enum AttributeValues {
-    static func normalize(_ value: Any?, for attribute: NSAttributeDescription, of object: NSManagedObject) -> Any? {
+    static func normalize(_ value: Any?, for attribute: NSAttributeDescription) -> Any? {
         guard let value else { return nil }
         // Casts that fail cost a conformance lookup: only values that can be NSNull or an Optional try them.
         if Swift.type(of: value) is AnyClass {
             if isNSNull(value) { return nil }
         } else if !ManagedValueCoercion.isPlainValue(value), let optional = value as? AnyOptionalValue {
             guard let wrapped = optional.wrappedValue else { return nil }
-            return normalize(wrapped, for: attribute, of: object)
+            return normalize(wrapped, for: attribute)
         }
         let normalized: Any?
         switch attribute.attributeType {
@@ -758,7 +758,7 @@ enum AttributeValues {
         case .objectIDAttributeType:
             normalized = value as? NSManagedObjectID
         case .compositeAttributeType:
-            normalized = (attribute as? NSCompositeAttributeDescription).flatMap { composite(value, composite: $0, of: object) }
+            normalized = (attribute as? NSCompositeAttributeDescription).flatMap { composite(value, composite: $0) }
         default:
             normalized = value
         }
@@ -774,7 +774,7 @@ extension AttributeValues {
     /// element's value normalized as that attribute's would be but kept in its public form (numbers as
     /// `NSNumber`s, so `dictionary["count"] as? Int` answers), `NSNull` as no value. Keys that name no
     /// element are kept as given (Core Data's store ignores them). Nil for a value that is no dictionary.
-    static func composite(_ value: Any, composite: NSCompositeAttributeDescription, of object: NSManagedObject) -> [String: Any]? {
+    static func composite(_ value: Any, composite: NSCompositeAttributeDescription) -> [String: Any]? {
         var result: [String: Any]
         if let dictionary = value as? [String: Any] {
             result = dictionary
@@ -786,7 +786,7 @@ extension AttributeValues {
         }
         for element in composite.elements {
             guard let given = result[element.name] else { continue }
-            result[element.name] = SlotValues.boxed(normalize(given, for: element, of: object))
+            result[element.name] = SlotValues.boxed(normalize(given, for: element))
         }
         return result
     }

@@ -913,7 +913,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         guard hasPrimitiveAccessors else { return slots.stored(slot) }
         let property = layout.properties[slot]
         if let accessor = keyTable.primitiveAccessors[property.name], let attribute = property as? NSAttributeDescription {
-            return AttributeValues.normalize(accessor.get(self), for: attribute, of: self)
+            return AttributeValues.normalize(accessor.get(self), for: attribute)
         }
         return slots.stored(slot)
     }
