@@ -146,76 +146,44 @@ struct DerivationTriggers {
     }
 }
 
-/// The values derived-attribute triggers report while a save writes (through
-/// `NSCoreDataDATrigger(Insert)UpdatedAffectedObjectValue`), for the save's result. Collected only
-/// during a save: other writes (adding triggers, migrations) report to no one.
+/// The rows whose derived values triggers reported while a save writes (through
+/// `NSCoreDataDATrigger(Insert)UpdatedAffectedObjectValue`): the save reads their values back. Collected
+/// only during a save: other writes (adding triggers, migrations) report to no one.
 final class DerivedValueReports: @unchecked Sendable {
-    struct Report {
+    struct Row: Hashable {
         let entity: Int64
         let primaryKey: Int64
-        let attribute: String
-        let value: SQLValue
     }
 
     private let lock = NSLock()
     private var collecting = false
-    private var reports: [Report] = []
+    private var rows: [Row] = []
+    private var seen = Set<Row>()
 
     func start() {
         lock.withLock {
             collecting = true
-            reports = []
+            rows = []
+            seen = []
         }
     }
 
-    func add(entity: Int64, primaryKey: Int64, attribute: String, value: SQLValue) {
+    func add(entity: Int64, primaryKey: Int64) {
         lock.withLock {
-            if collecting { reports.append(Report(entity: entity, primaryKey: primaryKey, attribute: attribute, value: value)) }
+            let row = Row(entity: entity, primaryKey: primaryKey)
+            if collecting, seen.insert(row).inserted { rows.append(row) }
         }
     }
 
-    /// The reports since ``start()``, the last of each row's attribute only; collecting stops.
-    func finish() -> [Report] {
+    /// The rows reported since ``start()``, each once; collecting stops.
+    func finish() -> [Row] {
         lock.withLock {
             collecting = false
-            defer { reports = [] }
-            var latest: [String: Int] = [:]
-            for (index, report) in reports.enumerated() { latest["\(report.entity).\(report.primaryKey).\(report.attribute)"] = index }
-            return latest.values.sorted().map { reports[$0] }
-        }
-    }
-}
-
-extension ValueCoding {
-    /// A derived attribute's value as a trigger reported it, in the form a row holds (numbers unboxed).
-    static func decodeDerived(_ value: SQLValue, _ attribute: NSAttributeDescription) -> Any? {
-        switch (attribute.attributeType, value) {
-        case (_, .null): return nil
-        case (.integer16AttributeType, .integer(let number)), (.integer32AttributeType, .integer(let number)), (.integer64AttributeType, .integer(let number)):
-            return number
-        case (.integer16AttributeType, .real(let number)), (.integer32AttributeType, .real(let number)), (.integer64AttributeType, .real(let number)):
-            return Int64(exactly: number.rounded(.towardZero)) ?? 0
-        case (.doubleAttributeType, .integer(let number)): return Double(number)
-        case (.doubleAttributeType, .real(let number)): return number
-        case (.floatAttributeType, .integer(let number)): return NSNumber(value: Float(number))
-        case (.floatAttributeType, .real(let number)): return NSNumber(value: Float(number))
-        case (.decimalAttributeType, .integer(let number)): return Decimal(number)
-        case (.decimalAttributeType, .real(let number)): return Decimal(string: String(number)) ?? Decimal(number)
-        case (.decimalAttributeType, .text(let text)): return Decimal(string: text)
-        case (.booleanAttributeType, .integer(let number)): return number != 0
-        case (.stringAttributeType, .text(let text)): return text
-        case (.stringAttributeType, .integer(let number)): return String(number)
-        case (.stringAttributeType, .real(let number)): return String(number)
-        case (.booleanAttributeType, .real(let number)): return number != 0
-        case (.stringAttributeType, .blob(let data)): return String(decoding: data, as: UTF8.self)
-        case (.dateAttributeType, .real(let seconds)): return Date(timeIntervalSinceReferenceDate: seconds)
-        case (.dateAttributeType, .integer(let seconds)): return Date(timeIntervalSinceReferenceDate: Double(seconds))
-        case (.dateAttributeType, .text(let text)): return Double(text).map(Date.init(timeIntervalSinceReferenceDate:))
-        case (.binaryDataAttributeType, .blob(let data)): return data
-        case (.UUIDAttributeType, .blob(let data)) where data.count == 16: return data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
-        case (.URIAttributeType, .text(let text)): return URL(string: text)
-        case (.transformableAttributeType, .blob(let data)): return untransform(data, attribute)
-        default: return nil
+            defer {
+                rows = []
+                seen = []
+            }
+            return rows
         }
     }
 }

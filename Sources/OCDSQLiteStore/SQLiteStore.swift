@@ -202,15 +202,14 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// SQL functions Core Data's schema expects: the derived-attribute triggers of Apple's stores call
     /// these, and a write to a table with such a trigger fails ("no such function") without them. The
-    /// two that report a row's new value go to `reports` (the save hands them to the object graph); the
+    /// two that report a row's new value name the row to `reports` (the save reads its values back); the
     /// others compute what Apple's do.
     private static func registerFunctions(_ connection: SQLiteConnection, reports: DerivedValueReports) {
         for name in ["NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue"] {
             connection.registerFunction(name, arity: -1, deterministic: false) { arguments in
                 // (table, Z_ENT, Z_PK, attribute, value)
-                if arguments.count == 5, case .integer(let entity) = arguments[1], case .integer(let key) = arguments[2],
-                   case .text(let attribute) = arguments[3] {
-                    reports.add(entity: entity, primaryKey: key, attribute: attribute, value: arguments[4])
+                if arguments.count == 5, case .integer(let entity) = arguments[1], case .integer(let key) = arguments[2] {
+                    reports.add(entity: entity, primaryKey: key)
                 }
                 return .null
             }
@@ -902,7 +901,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let collectsDerivedValues = !schema.derivedAttributesAreAbsent
         if collectsDerivedValues { derivedReports.start() }
         defer { if collectsDerivedValues { _ = derivedReports.finish() } }
-        var readBack: [DerivedValue] = []
+        var derived: [DerivedValue] = []
         let (currentMetadata, generation) = metadataWithGeneration
         var writtenGeneration: Int?
         // The only store of a save that only inserts undoes a failed write by rolling its whole round back
@@ -944,7 +943,12 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     for row in request.inserted { try writeToMany(row, inserted: true, connection, schema, &writer) }
                     for (row, _) in request.updated { try writeToMany(row, inserted: false, connection, schema, &writer) }
                     if collectsDerivedValues {
-                        readBack = try derivedValues(of: request.inserted.map(\.objectID) + request.updated.map(\.row.objectID), connection, schema)
+                        // The rows written (no trigger reports a row whose source is NULL, nor a value the
+                        // object set, which is not written) and those the triggers changed.
+                        let reported = derivedReports.finish().compactMap { row in
+                            schema.byNumber[Int(row.entity)].map { objectIDMaker(for: $0.entity).objectID(primaryKey: row.primaryKey) }
+                        }
+                        derived = try derivedValues(of: request.inserted.map(\.objectID) + request.updated.map(\.row.objectID) + reported, connection, schema)
                     }
                     if writtenMetadataGeneration != generation {
                         try Self.writeMetadata(currentMetadata, connection)
@@ -960,40 +964,37 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             if case StoreError.conflicts(let conflicts) = error { throw StoreError.conflicts(try withStoredRows(conflicts)) }
             throw error
         }
-        guard collectsDerivedValues else { return StoreSaveResult(updated: result) }
-        // The rows written are read back last, so their values stand over any report.
-        return StoreSaveResult(updated: result, derivedValues: derivedValues(derivedReports.finish(), schema) + readBack)
+        return StoreSaveResult(updated: result, derivedValues: derived)
     }
 
-    /// The derived attributes of the rows of `ids` as the store now holds them (no trigger reports a row
-    /// whose source is NULL, or a derived value the object set, which the store does not write).
+    /// The derived attributes of the rows of `ids` as the store now holds them: one query per table and
+    /// entity for its rows' keys (in chunks), not one per row.
     private func derivedValues(of ids: [NSManagedObjectID], _ connection: SQLiteConnection, _ schema: StoreSchema) throws -> [DerivedValue] {
-        var values: [DerivedValue] = []
+        var byMapping: [ObjectIdentifier: (mapping: EntityMapping, keys: [Int64: NSManagedObjectID])] = [:]
         var keys = PrimaryKeyReader()
         for id in ids {
             guard let mapping = schema.mapping(for: id.entity), !mapping.derivedColumns.isEmpty,
                   let pk = keys.primaryKey(of: id, in: self) else { continue }
+            byMapping[ObjectIdentifier(mapping), default: (mapping, [:])].keys[pk] = id
+        }
+        var values: [DerivedValue] = []
+        for (mapping, rows) in byMapping.values {
             let columns = mapping.derivedColumns
-            let statement = try connection.statement("SELECT \(columns.map(\.column).joined(separator: ", ")) FROM \(mapping.table.name) WHERE Z_PK = ?")
-            try statement.bind(integer: pk, at: 1)
-            if try statement.step() {
-                for (position, derived) in columns.enumerated() {
-                    values.append(DerivedValue(objectID: id, slot: derived.slot, value: ValueCoding.decodeStored(statement.column(Int32(position)), derived.attribute, store: self)))
+            let all = Array(rows.keys)
+            for start in stride(from: 0, to: all.count, by: 500) {
+                let chunk = all[start..<min(start + 500, all.count)]
+                let sql = "SELECT Z_PK, \(columns.map(\.column).joined(separator: ", ")) FROM \(mapping.table.name) WHERE Z_PK \(placeholders(chunk.count))"
+                let statement = try connection.statement(sql)
+                for (index, pk) in chunk.enumerated() { try statement.bind(integer: pk, at: Int32(index + 1)) }
+                while try statement.step() {
+                    guard let id = rows[statement.int64(0)] else { continue }
+                    for (position, derived) in columns.enumerated() {
+                        values.append(DerivedValue(objectID: id, slot: derived.slot, value: ValueCoding.decodeStored(statement.column(Int32(position + 1)), derived.attribute, store: self)))
+                    }
                 }
             }
-            while try statement.step() {}
         }
         return values
-    }
-
-    /// The reported values as the object graph takes them: by object ID and slot, decoded.
-    private func derivedValues(_ reports: [DerivedValueReports.Report], _ schema: StoreSchema) -> [DerivedValue] {
-        reports.compactMap { report in
-            guard let mapping = schema.byNumber[Int(report.entity)], let slot = mapping.layout.slot(named: report.attribute),
-                  let attribute = mapping.layout.properties[slot] as? NSDerivedAttributeDescription else { return nil }
-            let id = objectIDMaker(for: mapping.entity).objectID(primaryKey: report.primaryKey)
-            return DerivedValue(objectID: id, slot: slot, value: ValueCoding.decodeDerived(report.value, attribute))
-        }
     }
 
     /// What a save's loops of deletes, updates and inserts keep from row to row: the rows mostly come

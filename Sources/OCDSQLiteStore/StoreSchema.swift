@@ -242,10 +242,8 @@ final class StoreSchema {
 
     func mapping(for entity: NSEntityDescription) -> EntityMapping? { mappings[entity.name ?? ""] }
 
-    /// Whether no entity has a derived attribute (then no trigger reports values to a save).
-    lazy var derivedAttributesAreAbsent: Bool = !entities.contains { entity in
-        entity.propertiesByName.values.contains { $0 is NSDerivedAttributeDescription }
-    }
+    /// Whether no entity has a derived attribute's column (then a save reads none back).
+    lazy var derivedAttributesAreAbsent: Bool = mappings.values.allSatisfy { $0.derivedColumns.isEmpty }
 
     /// Core Data's entity numbering: depth-first pre-order over the inheritance forest, roots and
     /// children sorted by name, from 1.

@@ -195,7 +195,7 @@ enum ValueCoding {
         }
     }
 
-    static func untransform(_ data: Data, _ attribute: NSAttributeDescription) -> Any? {
+    private static func untransform(_ data: Data, _ attribute: NSAttributeDescription) -> Any? {
         let name = attribute.valueTransformerName ?? ""
         guard archiverNames.contains(name) else { return data }
         // Archives of classes Linux Foundation cannot decode stay data, rather than failing the fetch.
