@@ -494,19 +494,11 @@ struct DictionaryColumn {
 }
 
 enum DictionaryValue {
-    /// No value, as a group's key: not `NSNull()`, whose instances (not one shared instance, as on Apple
-    /// platforms) hash by address in swift-corelibs-foundation, so that rows without a value fell into
-    /// groups of their own whenever the allocator gave another address.
-    private struct NoValue: Hashable {}
-
+    /// A result value as a grouping or distinct key: as a uniqueness constraint compares values (a
+    /// composite's dictionary by its elements; no value as one stable key, not `NSNull()`'s hash, which
+    /// is by address in swift-corelibs-foundation).
     static func hashable(_ value: Any?) -> AnyHashable {
-        guard let value, !(value is NSNull) else { return AnyHashable(NoValue()) }
-        // A composite attribute's dictionary (not Hashable on Linux): its elements in key order, so equal
-        // composites group and count as one distinct value.
-        if let dictionary = value as? [String: Any] {
-            return AnyHashable(dictionary.keys.sorted().map { [AnyHashable($0), hashable(dictionary[$0])] })
-        }
-        return value as? AnyHashable ?? AnyHashable(ObjectIdentifier(value as AnyObject))
+        StoreSaveRequest.hashable(value ?? NSNull())
     }
 }
 

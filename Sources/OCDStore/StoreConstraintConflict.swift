@@ -137,12 +137,8 @@ extension StoreSaveRequest {
     public static func value(of row: StoreRow, named name: String) -> Any? {
         if let slot = row.layout.slot(named: name) { return row.values[slot] }
         let parts = name.split(separator: ".").map(String.init)
-        guard parts.count > 1, let slot = row.layout.slot(named: parts[0]), var current = row.values[slot] else { return nil }
-        for part in parts.dropFirst() {
-            guard let next = (current as? [String: Any])?[part] else { return nil }
-            current = next
-        }
-        return current
+        guard parts.count > 1, let slot = row.layout.slot(named: parts[0]) else { return nil }
+        return CompositeValue.value(at: parts.dropFirst(), in: row.values[slot] as? [String: Any])
     }
 
     /// Constrained values are attribute values (NSNumber, String, Date, UUID, Data …) and object IDs, all
