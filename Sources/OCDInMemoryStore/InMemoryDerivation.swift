@@ -38,12 +38,7 @@ extension InMemoryStore.Tables {
         let entities = model.entitiesByName
         for (entityName, derivedList) in plan.byEntity {
             guard let entity = entities[entityName] else { continue }
-            let relationships = Set(derivedList.compactMap { derived -> String? in
-                switch derived.derivation {
-                case .toOne(let name, _, _), .count(let name), .sum(let name, _): return name
-                default: return nil
-                }
-            }).compactMap { entity.relationshipsByName[$0] }
+            let relationships = Set(derivedList.compactMap(\.derivation.relationship)).compactMap { entity.relationshipsByName[$0] }
             for relationship in relationships {
                 guard let destination = relationship.destinationEntity else { continue }
                 // A to-one is the truth of what a row reads through it (an owner's list of members may be
@@ -75,7 +70,7 @@ extension InMemoryStore.Tables {
                   let row = rows[id.entity.name ?? ""]?[key] else { continue }
             var values = row.values
             var moved = false
-            for derived in derivedList where saved || derived.derivation.destinationDependency != nil || derived.derivation.isCount {
+            for derived in derivedList where saved || derived.derivation.relationship != nil {
                 guard let slot = row.layout.slot(named: derived.name), let attribute = row.layout.properties[slot] as? NSAttributeDescription else { continue }
                 let value = Self.stored(value(of: derived.derivation, in: row, now: now, primaryKey: primaryKey), for: attribute)
                 if Self.same(value, values.stored(slot)) { continue }

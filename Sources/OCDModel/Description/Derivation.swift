@@ -24,26 +24,11 @@ package enum Derivation: Sendable {
         case canonical = "canonical:", lowercase = "lowercase:", uppercase = "uppercase:"
     }
 
-    /// The first key of the object's own that the value follows (nil for `now()`, which follows every change).
-    package var ownKey: String? {
+    /// The relationship the value is read through (nil for a value of the object itself or `now()`).
+    package var relationship: String? {
         switch self {
-        case .attribute(let key, _): return key
         case .toOne(let relationship, _, _), .count(let relationship), .sum(let relationship, _): return relationship
-        case .now: return nil
-        }
-    }
-
-    /// Whether the value counts a to-many relationship's destinations.
-    package var isCount: Bool {
-        if case .count = self { return true }
-        return false
-    }
-
-    /// The relationship the value is read through and the destination attribute it follows, if any.
-    package var destinationDependency: (relationship: String, key: String)? {
-        switch self {
-        case .toOne(let relationship, let key, _), .sum(let relationship, let key): return (relationship, key)
-        default: return nil
+        case .attribute, .now: return nil
         }
     }
 }
@@ -67,13 +52,11 @@ extension NSDerivedAttributeDescription {
     package func derivation(in entity: NSEntityDescription) throws -> Derivation {
         var sourceType: NSAttributeType?
         let form = try form(in: entity, sourceType: &sourceType)
-        let numbers: [NSAttributeType] = [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
-                                          .decimalAttributeType, .doubleAttributeType, .floatAttributeType]
         let fits: Bool
         switch form {
         case .attribute(_, _?), .toOne(_, _, _?): fits = attributeType == .stringAttributeType
         case .attribute, .toOne: fits = sourceType == attributeType
-        case .count, .sum: fits = numbers.contains(attributeType)
+        case .count, .sum: fits = Self.numberTypes.contains(attributeType)
         case .now: fits = attributeType == .dateAttributeType
         }
         if !fits {
@@ -82,6 +65,10 @@ extension NSDerivedAttributeDescription {
         }
         return form
     }
+
+    /// The types a count or a sum is, and a sum adds up.
+    private static let numberTypes: [NSAttributeType] = [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
+                                                         .decimalAttributeType, .doubleAttributeType, .floatAttributeType]
 
     private func form(in entity: NSEntityDescription, sourceType: inout NSAttributeType?) throws -> Derivation {
         let expression = derivationExpression
@@ -159,13 +146,7 @@ extension NSDerivedAttributeDescription {
         }
         func sumOf(_ key: String, _ through: NSRelationshipDescription) throws {
             let attribute = try readable(key, of: through.destinationEntity!)
-            switch attribute.attributeType {
-            case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .decimalAttributeType,
-                 .doubleAttributeType, .floatAttributeType:
-                break
-            default:
-                throw fail("@sum needs a number attribute, and '\(key)' is not one")
-            }
+            if !Self.numberTypes.contains(attribute.attributeType) { throw fail("@sum needs a number attribute, and '\(key)' is not one") }
         }
         func keyPath(_ argument: NSExpression?) throws -> [String] {
             guard let argument, argument.expressionType == .keyPath else { throw fail("the function's argument must be a key path") }
