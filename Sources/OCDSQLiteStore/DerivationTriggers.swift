@@ -8,7 +8,7 @@ import OCDStore
 /// Each is named `Z_DA_<table it is on>_<Entity>_<attribute>_<role>`, computes the value in SQL with
 /// Core Data's functions (`NSCoreDataCanonical`, `NSCoreDataNow` …) and reports it through
 /// `NSCoreDataDATrigger(Insert)UpdatedAffectedObjectValue(table, Z_ENT, Z_PK, attribute, value)`, which
-/// the store registers to hand the values to the object graph.
+/// the store registers to learn the rows a save changed this way.
 struct DerivationTriggers {
     /// `CREATE TRIGGER` statements, by trigger name.
     var triggers: [(name: String, sql: String)] = []
@@ -157,32 +157,26 @@ final class DerivedValueReports: @unchecked Sendable {
 
     private let lock = NSLock()
     private var collecting = false
-    private var rows: [Row] = []
-    private var seen = Set<Row>()
+    private var rows = Set<Row>()
 
     func start() {
         lock.withLock {
             collecting = true
             rows = []
-            seen = []
         }
     }
 
     func add(entity: Int64, primaryKey: Int64) {
         lock.withLock {
-            let row = Row(entity: entity, primaryKey: primaryKey)
-            if collecting, seen.insert(row).inserted { rows.append(row) }
+            if collecting { rows.insert(Row(entity: entity, primaryKey: primaryKey)) }
         }
     }
 
     /// The rows reported since ``start()``, each once; collecting stops.
-    func finish() -> [Row] {
+    func finish() -> Set<Row> {
         lock.withLock {
             collecting = false
-            defer {
-                rows = []
-                seen = []
-            }
+            defer { rows = [] }
             return rows
         }
     }
