@@ -77,7 +77,7 @@ let package = Package(
         // library's hidden functions (D25). A C target, so that its feature macros stay out of its header.
         .target(name: "CSwiftRuntime"),
         // Test helpers: the shared fixtures (real models and stores from Apple platforms).
-        .target(name: "OCDTestSupport", dependencies: ["CSQLite", "OCDModel"]),
+        .target(name: "OCDTestSupport", dependencies: ["CSQLite", "OCDModel", "OCDPredicate"]),
 
         .testTarget(name: "OCDPredicateTests", dependencies: ["OCDPredicate", "CDToolKit", "OCDTestSupport"]),
         .testTarget(name: "OCDModelTests", dependencies: ["OCDModel", "OCDTestSupport"]),

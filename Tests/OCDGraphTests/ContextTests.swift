@@ -973,6 +973,25 @@ struct FetchRequestOptionTests {
         return stack
     }
 
+    /// An aggregate of the employees' salaries named `name` (`sum:`, `average:` …), read as `type`.
+    static func salary(_ name: String, _ function: String, _ type: NSAttributeType = .doubleAttributeType) -> NSExpressionDescription {
+        let description = NSExpressionDescription()
+        description.name = name
+        description.expression = NSExpression(forFunction: function, arguments: [NSExpression(forKeyPath: "salary")])
+        description.expressionResultType = type
+        return description
+    }
+
+    /// A dictionary request for Employee rows.
+    static func dictionaries(_ properties: [Any], groupedBy grouping: [Any]? = nil, sortedBy sorts: [NSSortDescriptor] = []) -> NSFetchRequest<NSDictionary> {
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = properties
+        request.propertiesToGroupBy = grouping
+        request.sortDescriptors = sorts
+        return request
+    }
+
     @Test func objectIDResultsIncludePendingInserts() throws {
         let stack = try Self.staff()
         let new = stack.insert("Employee", ["name": "New"])
@@ -1007,15 +1026,7 @@ struct FetchRequestOptionTests {
 
     @Test func groupingWithASumAndAHavingPredicate() throws {
         let stack = try Self.staff()
-        let total = NSExpressionDescription()
-        total.name = "total"
-        total.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "salary")])
-        total.expressionResultType = .doubleAttributeType
-        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
-        request.resultType = .dictionaryResultType
-        request.propertiesToFetch = ["age", total]
-        request.propertiesToGroupBy = ["age"]
-        request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true)]
+        let request = Self.dictionaries(["age", Self.salary("total", "sum:")], groupedBy: ["age"], sortedBy: [NSSortDescriptor(key: "age", ascending: true)])
         let groups = try stack.context.fetch(request)
         #expect(groups.map { ($0["age"] as? NSNumber)?.intValue } == [30, 40, 50])
         #expect(groups.map { ($0["total"] as? NSNumber)?.doubleValue } == [300, 50, 300])
@@ -1028,36 +1039,18 @@ struct FetchRequestOptionTests {
     /// does, in both stores.
     @Test func groupedResultsSortByUnfetchedKeysAndKeyPaths() throws {
         let stack = try Self.staff()
-        let total = NSExpressionDescription()
-        total.name = "total"
-        total.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "salary")])
-        total.expressionResultType = .doubleAttributeType
-        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
-        request.resultType = .dictionaryResultType
-        request.propertiesToFetch = [total]
-        request.propertiesToGroupBy = ["age"]
-        request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: false)]
-        #expect(try stack.context.fetch(request).map { ($0["total"] as? NSNumber)?.doubleValue } == [300, 50, 300])
+        let total = Self.salary("total", "sum:")
+        let byAge = Self.dictionaries([total], groupedBy: ["age"], sortedBy: [NSSortDescriptor(key: "age", ascending: false)])
+        #expect(try stack.context.fetch(byAge).map { ($0["total"] as? NSNumber)?.doubleValue } == [300, 50, 300])
 
-        let byDepartment = NSFetchRequest<NSDictionary>(entityName: "Employee")
-        byDepartment.resultType = .dictionaryResultType
-        byDepartment.propertiesToFetch = ["department", total]
-        byDepartment.propertiesToGroupBy = ["department"]
-        byDepartment.sortDescriptors = [NSSortDescriptor(key: "department.name", ascending: false)]
+        let byDepartment = Self.dictionaries(["department", total], groupedBy: ["department"], sortedBy: [NSSortDescriptor(key: "department.name", ascending: false)])
         let groups = try stack.context.fetch(byDepartment)
         // Descending: R&D first, then the group without a department (NULL sorts first ascending).
         #expect(groups.map { ($0["total"] as? NSNumber)?.doubleValue } == [300, 350])
 
         // An expression named like a property sorts by its own value, not the property's.
-        let salary = NSExpressionDescription()
-        salary.name = "salary"
-        salary.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "salary")])
-        salary.expressionResultType = .doubleAttributeType
-        let bySum = NSFetchRequest<NSDictionary>(entityName: "Employee")
-        bySum.resultType = .dictionaryResultType
-        bySum.propertiesToFetch = ["age", salary]
-        bySum.propertiesToGroupBy = ["age"]
-        bySum.sortDescriptors = [NSSortDescriptor(key: "salary", ascending: true), NSSortDescriptor(key: "age", ascending: true)]
+        let bySum = Self.dictionaries(["age", Self.salary("salary", "sum:")], groupedBy: ["age"],
+                                      sortedBy: [NSSortDescriptor(key: "salary", ascending: true), NSSortDescriptor(key: "age", ascending: true)])
         #expect(try stack.context.fetch(bySum).map { ($0["age"] as? NSNumber)?.intValue } == [40, 30, 50])
     }
 
@@ -1065,34 +1058,22 @@ struct FetchRequestOptionTests {
     /// stores: an average typed as an integer is truncated, a count typed as a double is one.
     @Test func expressionResultTypeIsTheTypeOfTheValue() throws {
         let stack = try Self.staff()
-        func description(_ name: String, _ function: String, _ type: NSAttributeType) -> NSExpressionDescription {
-            let description = NSExpressionDescription()
-            description.name = name
-            description.expression = NSExpression(forFunction: function, arguments: [NSExpression(forKeyPath: "salary")])
-            description.expressionResultType = type
-            return description
-        }
-        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
-        request.resultType = .dictionaryResultType
-        request.propertiesToFetch = [description("average", "average:", .integer64AttributeType), description("count", "count:", .doubleAttributeType)]
+        let request = Self.dictionaries([Self.salary("average", "average:", .integer64AttributeType), Self.salary("count", "count:", .doubleAttributeType)])
         let row = try #require(try stack.context.fetch(request).first)
         // (100 + 200 + 50 + 300) / 4 = 162.5
         let average = try #require(row["average"] as? NSNumber)
         #expect(average.int64Value == 162 && average.doubleValue == 162)
         let count = try #require(row["count"] as? NSNumber)
         #expect(count.doubleValue == 4 && String(cString: count.objCType) == "d")
-        request.propertiesToFetch = [description("count", "count:", .decimalAttributeType)]
+        request.propertiesToFetch = [Self.salary("count", "count:", .decimalAttributeType)]
         #expect(try stack.context.fetch(request).first?["count"] as? Decimal == 4)
     }
 
     /// Distinct results keep the first of each set of equal dictionaries, in order.
     @Test func distinctResultsKeepTheFirstOfEqualResults() throws {
         let stack = try Self.staff()
-        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
-        request.resultType = .dictionaryResultType
-        request.propertiesToFetch = ["age", "department"]
+        let request = Self.dictionaries(["age", "department"], sortedBy: [NSSortDescriptor(key: "age", ascending: true)])
         request.returnsDistinctResults = true
-        request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true)]
         let rows = try stack.context.fetch(request)
         #expect(rows.map { ($0["age"] as? NSNumber)?.intValue } == [30, 40, 50])
     }
@@ -1101,15 +1082,9 @@ struct FetchRequestOptionTests {
     /// NULL), so the key is left out, in both stores alike.
     @Test func aggregatesOverNothingHaveNoValueButACount() throws {
         let stack = try TestStack()
-        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
-        request.resultType = .dictionaryResultType
-        request.propertiesToFetch = ["sum:", "average:", "min:", "max:", "count:"].map { function in
-            let description = NSExpressionDescription()
-            description.name = String(function.dropLast())
-            description.expression = NSExpression(forFunction: function, arguments: [NSExpression(forKeyPath: "salary")])
-            description.expressionResultType = function == "count:" ? .integer64AttributeType : .doubleAttributeType
-            return description
-        }
+        let request = Self.dictionaries(["sum:", "average:", "min:", "max:", "count:"].map { function in
+            Self.salary(String(function.dropLast()), function, function == "count:" ? .integer64AttributeType : .doubleAttributeType)
+        })
         let rows = try stack.context.fetch(request)
         #expect(rows.count == 1)
         #expect(Set(rows.first?.allKeys.compactMap { $0 as? String } ?? []) == ["count"])

@@ -17,13 +17,7 @@ import class OCDPredicate.NSExpression
     /// words = pages.words.@sum, touched = now(); Note.ownerName = lowercase:(owner.name); Essay (a
     /// subentity of Book) inherits them.
     static func model(_ extra: (([String: NSEntityDescription]) -> Void)? = nil) -> NSManagedObjectModel {
-        func derived(_ name: String, _ type: NSAttributeType, _ format: String) -> NSDerivedAttributeDescription {
-            let attribute = NSDerivedAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.derivationExpression = NSExpression(format: format)
-            return attribute
-        }
+        let derived = DerivedModels.derived
         func relationship(_ name: String, _ destination: NSEntityDescription, toMany: Bool, rule: NSDeleteRule = .nullifyDeleteRule) -> NSRelationshipDescription {
             let relationship = NSRelationshipDescription()
             relationship.name = name
@@ -303,13 +297,7 @@ import class OCDPredicate.NSExpression
     /// Siblings sharing their parent's table (single-table inheritance), each with a derived attribute of
     /// the same name (two columns): each object gets its own.
     @Test func siblingsInOneTableKeepTheirOwnDerivedValues() throws {
-        func derived(_ format: String) -> NSDerivedAttributeDescription {
-            let attribute = NSDerivedAttributeDescription()
-            attribute.name = "shout"
-            attribute.attributeType = .stringAttributeType
-            attribute.derivationExpression = NSExpression(format: format)
-            return attribute
-        }
+        func derived(_ format: String) -> NSDerivedAttributeDescription { DerivedModels.derived("shout", .stringAttributeType, format) }
         let media = TestModel.entity("Media"), film = TestModel.entity("Film"), song = TestModel.entity("Song")
         media.subentities = [film, song]
         film.properties = [TestModel.attribute("title", .stringAttributeType), derived("uppercase:(title)")]
@@ -331,27 +319,7 @@ import class OCDPredicate.NSExpression
 
     /// A tree: `parent.name` and `children.@count` through a relationship of the entity to itself.
     @Test func aTreeReadsItsParentAndCountsItsChildren() throws {
-        let node = TestModel.entity("Node")
-        let parent = NSRelationshipDescription(), children = NSRelationshipDescription()
-        parent.name = "parent"
-        parent.destinationEntity = node
-        parent.maxCount = 1
-        children.name = "children"
-        children.destinationEntity = node
-        children.maxCount = 0
-        parent.inverseRelationship = children
-        children.inverseRelationship = parent
-        let parentName = NSDerivedAttributeDescription(), childCount = NSDerivedAttributeDescription()
-        parentName.name = "parentName"
-        parentName.attributeType = .stringAttributeType
-        parentName.derivationExpression = NSExpression(format: "parent.name")
-        childCount.name = "childCount"
-        childCount.attributeType = .integer64AttributeType
-        childCount.derivationExpression = NSExpression(format: "children.@count")
-        node.properties = [TestModel.attribute("name", .stringAttributeType), parentName, childCount, parent, children]
-        let model = NSManagedObjectModel()
-        model.entities = [node]
-        let stack = try TestStack(model: model)
+        let stack = try TestStack(model: DerivedModels.tree())
         let root = stack.insert("Node", ["name": "root"])
         let a = stack.insert("Node", ["name": "a", "parent": root])
         let b = stack.insert("Node", ["name": "b", "parent": root])

@@ -166,13 +166,7 @@ import class OCDPredicate.NSSortDescriptor
     /// A book with `pagesCount = pages.@count` (the fixture store SampleModel2's), `searchTitle =
     /// canonical:(title)` and `touched = now()`; pages point at their book.
     private static func derivedBookModel() -> NSManagedObjectModel {
-        func derived(_ name: String, _ type: NSAttributeType, _ format: String) -> NSDerivedAttributeDescription {
-            let attribute = NSDerivedAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.derivationExpression = NSExpression(format: format)
-            return attribute
-        }
+        let derived = DerivedModels.derived
         let book = TestModel.entity("Book"), page = TestModel.entity("Page")
         let pages = NSRelationshipDescription(), pageBook = NSRelationshipDescription()
         pages.name = "pages"
@@ -283,33 +277,10 @@ import class OCDPredicate.NSSortDescriptor
     /// Triggers added to an existing file fill in its rows, also where a relationship leads back to the
     /// same table (a tree), whose subqueries must not confuse the row with the one it reads.
     @Test func derivationTriggersAddedToATreeFillItsRowsIn() throws {
-        func model() -> NSManagedObjectModel {
-            let node = TestModel.entity("Node")
-            let parent = NSRelationshipDescription(), children = NSRelationshipDescription()
-            parent.name = "parent"
-            parent.destinationEntity = node
-            parent.maxCount = 1
-            children.name = "children"
-            children.destinationEntity = node
-            children.maxCount = 0
-            parent.inverseRelationship = children
-            children.inverseRelationship = parent
-            let parentName = NSDerivedAttributeDescription(), childCount = NSDerivedAttributeDescription()
-            parentName.name = "parentName"
-            parentName.attributeType = .stringAttributeType
-            parentName.derivationExpression = NSExpression(format: "parent.name")
-            childCount.name = "childCount"
-            childCount.attributeType = .integer64AttributeType
-            childCount.derivationExpression = NSExpression(format: "children.@count")
-            node.properties = [TestModel.attribute("name", .stringAttributeType), parentName, childCount, parent, children]
-            let model = NSManagedObjectModel()
-            model.entities = [node]
-            return model
-        }
         let folder = TemporaryFolder()
         let url = folder.file()
         do {
-            let stack = try SQLiteStack(model: model(), url: url)
+            let stack = try SQLiteStack(model: DerivedModels.tree(), url: url)
             let root = stack.insert("Node", ["name": "root"])
             let a = stack.insert("Node", ["name": "a", "parent": root])
             stack.insert("Node", ["name": "b", "parent": root])
@@ -318,7 +289,7 @@ import class OCDPredicate.NSSortDescriptor
         }
         let names = try RawSQL.rows(url, "SELECT name FROM sqlite_master WHERE type = 'trigger'").compactMap { $0["name"] as? String }
         try RawSQL.execute(url, names.map { "DROP TRIGGER \($0);" }.joined() + "UPDATE ZNODE SET ZPARENTNAME = NULL, ZCHILDCOUNT = NULL;")
-        _ = try SQLiteStack(model: model(), url: url).store
+        _ = try SQLiteStack(model: DerivedModels.tree(), url: url).store
         let rows = try RawSQL.rows(url, "SELECT ZNAME, ZPARENTNAME, ZCHILDCOUNT FROM ZNODE ORDER BY ZNAME")
         #expect(rows.map { $0["ZNAME"] as? String } == ["a", "b", "leaf", "root"])
         #expect(rows.map { $0["ZCHILDCOUNT"] as? Int64 } == [1, 0, 0, 2])
