@@ -122,7 +122,7 @@ extension NSManagedObjectContext {
         assert(objects.allSatisfy { $0.key == ObjectIdentifier($0.value) }, "a changed object listed under another key")
         // Nothing to sort (a small save changes one object): no array of addresses made and sorted.
         if objects.count < 2 { return objects.isEmpty ? [] : [objects.first!.value] }
-        let addresses = AddressSort.sorted(objects.keys.map { UInt(bitPattern: $0) })
+        let addresses = RadixSort.sorted(objects.keys.map { UInt(bitPattern: $0) })
         return addresses.map { Unmanaged<NSManagedObject>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).takeUnretainedValue() }
     }
 

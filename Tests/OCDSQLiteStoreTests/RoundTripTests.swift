@@ -389,6 +389,45 @@ import class OCDPredicate.NSSortDescriptor
         #expect(pks == [1, 2, 3])
     }
 
+    /// A save writes its rows in primary-key order, whatever order the context holds its objects in
+    /// (their addresses): in key order each write finds its B-tree page where the last one left it.
+    @Test func aSaveWritesItsRowsInPrimaryKeyOrder() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        do {
+            let stack = try SQLiteStack(model: TestModel.make(), url: url)
+            try withExtendedLifetime(stack.context) {
+                for index in 0..<40 { _ = stack.insert("Company", ["name": "c\(index)"]) }
+                try stack.context.save()
+            }
+        }
+        try RawSQL.execute(url, """
+            CREATE TABLE WRITES (KIND TEXT, PK INTEGER);
+            CREATE TRIGGER W_INSERT AFTER INSERT ON ZCOMPANY BEGIN INSERT INTO WRITES VALUES ('insert', NEW.Z_PK); END;
+            CREATE TRIGGER W_UPDATE AFTER UPDATE ON ZCOMPANY BEGIN INSERT INTO WRITES VALUES ('update', NEW.Z_PK); END;
+            CREATE TRIGGER W_DELETE AFTER DELETE ON ZCOMPANY BEGIN INSERT INTO WRITES VALUES ('delete', OLD.Z_PK); END;
+            """)
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        try withExtendedLifetime(stack.context) {
+            // Realized by name ("c0", "c1", "c10", …, "c2", …), not by key; every other one updated,
+            // the rest deleted, and new ones given their keys in reverse.
+            let companies = try stack.fetch("Company", sortedBy: "name")
+            for (index, company) in companies.enumerated() {
+                if index % 2 == 0 { company.setValue("renamed \(index)", forKey: "name") } else { stack.context.delete(company) }
+            }
+            let inserted = (0..<20).map { stack.insert("Company", ["name": "new \($0)"]) }
+            try stack.context.obtainPermanentIDs(for: inserted.reversed())
+            try stack.context.save()
+        }
+        let writes = try RawSQL.rows(url, "SELECT KIND, PK FROM WRITES ORDER BY rowid")
+        for kind in ["insert", "update", "delete"] {
+            let keys = writes.filter { $0["KIND"] as? String == kind }.compactMap { $0["PK"] as? Int64 }
+            #expect(keys.count == 20, "\(kind)")
+            #expect(keys == keys.sorted(), "\(kind): \(keys)")
+        }
+        #expect(try RawSQL.rows(url, "SELECT COUNT(*) AS N FROM ZCOMPANY").first?["N"] as? Int64 == 40)
+    }
+
     @Test func pragmasFromTheOptionsAreApplied() throws {
         let folder = TemporaryFolder()
         let url = folder.file()

@@ -1,1 +1,0 @@
-../OCDGraphTests/AddressSortTests.swift
