@@ -182,12 +182,30 @@ enum ValueCoding {
 
     private static let archiverNames: Set<String> = ["", "NSSecureUnarchiveFromData", "NSKeyedUnarchiveFromData", "NSSecureUnarchiveFromDataTransformerName"]
 
-    // Linux Foundation has no ValueTransformer: values of attributes with the default (secure) archiving
-    // transformers are keyed archives, as on Apple platforms; values of attributes naming a custom
-    // transformer are stored and returned as the data the application gives (Documentation/SQLiteStore.md).
+    // Values of attributes with the default (secure) archiving transformers are keyed archives, as on
+    // Apple platforms, written and read leniently: archives of classes Linux Foundation cannot decode stay
+    // data rather than failing the fetch. An attribute naming another transformer is stored through the
+    // `ValueTransformer` registered under that name (Documentation/SQLiteStore.md); with none registered,
+    // only data can be stored, as it is.
     private static func transform(_ value: Any, _ attribute: NSAttributeDescription) throws -> Data {
         let name = attribute.valueTransformerName ?? ""
-        if let data = value as? Data, !archiverNames.contains(name) { return data }
+        if !archiverNames.contains(name) {
+            let described = "the transformable attribute \(attribute.entity?.name ?? "?").\(attribute.name)"
+            guard let transformer = ValueTransformer.registeredTransformer(forName: NSValueTransformerName(name)) else {
+                if let data = value as? Data { return data }
+                throw SQLiteStoreError.unencodable("No value transformer is registered under the name \(name), which \(described) names (ValueTransformer.setValueTransformer(_:forName:)); without one, only Data is stored as it is.")
+            }
+            // Core Data stores what `transformedValue` makes and reads through `reverseTransformedValue`;
+            // a transformer that unarchives data works the other way round.
+            if !transformer.unarchivesData && !type(of: transformer).allowsReverseTransformation() {
+                throw SQLiteStoreError.unencodable("The value transformer \(name) of \(described) does not allow reverse transformation, so what it stores could not be read back.")
+            }
+            let transformed = transformer.unarchivesData ? transformer.reverseTransformedValue(value) : transformer.transformedValue(value)
+            guard let data = transformed as? Data else {
+                throw SQLiteStoreError.unencodable("The value transformer \(name) of \(described) did not turn \(value) (\(type(of: value))) into Data.")
+            }
+            return data
+        }
         do {
             return try NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: false)
         } catch {
@@ -197,9 +215,13 @@ enum ValueCoding {
 
     private static func untransform(_ data: Data, _ attribute: NSAttributeDescription) -> Any? {
         let name = attribute.valueTransformerName ?? ""
-        guard archiverNames.contains(name) else { return data }
-        // Archives of classes Linux Foundation cannot decode stay data, rather than failing the fetch.
-        if let object = try? NSKeyedUnarchiver.unarchiveTopLevelObjectWithData(data) { return object }
+        guard archiverNames.contains(name) else {
+            // Without its transformer (not registered, or not reversible) the value is the stored data.
+            guard let transformer = ValueTransformer.registeredTransformer(forName: NSValueTransformerName(name)) else { return data }
+            if transformer.unarchivesData { return transformer.transformedValue(data) }
+            return type(of: transformer).allowsReverseTransformation() ? transformer.reverseTransformedValue(data) : data
+        }
+        if let object = KeyedArchiveReading.rootObject(of: data) { return object }
         return data
     }
 }

@@ -1,0 +1,223 @@
+import Foundation
+
+// Linux Foundation has no `ValueTransformer`. Core Data models name transformers for their transformable
+// attributes (`NSAttributeDescription.valueTransformerName`), and the SQLite store turns values into data
+// with them, so OpenCoreData provides Foundation's class with Apple's API (Documentation/Model.md).
+
+/// The name under which a ``ValueTransformer`` is registered, as Foundation's `NSValueTransformerName`.
+public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// Negates a Boolean (`NSNumber`); reversible.
+    public static let negateBooleanTransformerName = NSValueTransformerName("NSNegateBoolean")
+    /// Whether a value is nil (an `NSNumber` Boolean); not reversible.
+    public static let isNilTransformerName = NSValueTransformerName("NSIsNil")
+    /// Whether a value is not nil (an `NSNumber` Boolean); not reversible.
+    public static let isNotNilTransformerName = NSValueTransformerName("NSIsNotNil")
+    /// Apple's transformer for archives of the old, unkeyed `NSArchiver`, which Linux Foundation does not
+    /// have: nothing is registered under this name.
+    public static let unarchiveFromDataTransformerName = NSValueTransformerName("NSUnarchiveFromData")
+    /// Unarchives a keyed archive (`NSKeyedUnarchiver`) into its object; the reverse archives an object.
+    public static let keyedUnarchiveFromDataTransformerName = NSValueTransformerName("NSKeyedUnarchiveFromData")
+    /// ``NSSecureUnarchiveFromDataTransformer``: unarchives with secure coding, the classes limited to its
+    /// `allowedTopLevelClasses`.
+    public static let secureUnarchiveFromDataTransformerName = NSValueTransformerName("NSSecureUnarchiveFromData")
+}
+
+/// Foundation's abstract class that turns values from one representation into another, for Linux, where
+/// Foundation lacks it.
+///
+/// Subclass it and override ``transformedValue(_:)`` (and ``reverseTransformedValue(_:)`` when the reverse
+/// is not the same transformation again), ``transformedValueClass()`` and ``allowsReverseTransformation()``;
+/// register an instance with ``setValueTransformer(_:forName:)``. A transformable attribute whose
+/// `valueTransformerName` names it is stored by the SQLite store as the `Data` its ``transformedValue(_:)``
+/// returns, and read back through ``reverseTransformedValue(_:)``, as Core Data does; transformers that
+/// unarchive data (``NSSecureUnarchiveFromDataTransformer`` and its subclasses, and the one registered as
+/// ``NSValueTransformerName/keyedUnarchiveFromDataTransformerName``) go the other way.
+///
+/// Differences from Apple's: ``init(forName:)`` returns a new instance that forwards to the registered one
+/// (a Swift initializer cannot return an existing object), so compare transformers by what they do, not by
+/// identity; and a name that nothing is registered under is not looked up as a class name.
+open class ValueTransformer: NSObject {
+    /// The registered transformer an instance made by ``init(forName:)`` forwards to.
+    private let registered: ValueTransformer?
+
+    public override init() {
+        registered = nil
+        super.init()
+    }
+
+    /// The transformer registered under `name` (an instance that forwards to it); nil when none is.
+    public init?(forName name: NSValueTransformerName) {
+        guard let transformer = Self.registeredTransformer(forName: name) else { return nil }
+        registered = transformer.registered ?? transformer
+        super.init()
+    }
+
+    /// Registers `transformer` under `name`, replacing what was registered there; nil removes it.
+    open class func setValueTransformer(_ transformer: ValueTransformer?, forName name: NSValueTransformerName) {
+        Registry.lock.withLock {
+            Registry.installBuiltIns()
+            Registry.transformers[name.rawValue] = transformer
+        }
+    }
+
+    /// The names transformers are registered under, the built-in ones included.
+    open class func valueTransformerNames() -> [NSValueTransformerName] {
+        Registry.lock.withLock {
+            Registry.installBuiltIns()
+            return Registry.transformers.keys.sorted().map(NSValueTransformerName.init(rawValue:))
+        }
+    }
+
+    /// The registered instance itself (``init(forName:)`` returns a forwarding one): for the SQLite store,
+    /// which chooses the direction of a transformation by the transformer's class.
+    package static func registeredTransformer(forName name: NSValueTransformerName) -> ValueTransformer? {
+        Registry.lock.withLock {
+            Registry.installBuiltIns()
+            return Registry.transformers[name.rawValue]
+        }
+    }
+
+    /// The class of the values ``transformedValue(_:)`` returns. `NSObject` unless a subclass says more.
+    open class func transformedValueClass() -> AnyClass { NSObject.self }
+
+    /// Whether ``reverseTransformedValue(_:)`` may be called. True unless a subclass says otherwise.
+    open class func allowsReverseTransformation() -> Bool { true }
+
+    /// `value` transformed. The base class returns `value` unchanged.
+    open func transformedValue(_ value: Any?) -> Any? {
+        if let registered { return registered.transformedValue(value) }
+        return value
+    }
+
+    /// `value` transformed back. The base class applies ``transformedValue(_:)`` again, and stops, as
+    /// Foundation raises, when the class does not allow reverse transformations.
+    open func reverseTransformedValue(_ value: Any?) -> Any? {
+        if let registered { return registered.reverseTransformedValue(value) }
+        guard type(of: self).allowsReverseTransformation() else {
+            preconditionFailure("\(type(of: self)): reverse transformation is not allowed (allowsReverseTransformation() is false)")
+        }
+        return transformedValue(value)
+    }
+
+    /// Whether the transformer is one of those that turn data into objects (archives into what they hold),
+    /// whose reverse transformation therefore makes the data a store keeps.
+    package var unarchivesData: Bool {
+        let transformer = registered ?? self
+        return transformer is NSSecureUnarchiveFromDataTransformer || transformer is KeyedUnarchiveFromDataTransformer
+    }
+
+    private enum Registry {
+        static let lock = NSLock()
+        nonisolated(unsafe) static var transformers: [String: ValueTransformer] = [:]
+        nonisolated(unsafe) static var builtInsInstalled = false
+
+        /// Called with `lock` held.
+        static func installBuiltIns() {
+            guard !builtInsInstalled else { return }
+            builtInsInstalled = true
+            transformers[NSValueTransformerName.negateBooleanTransformerName.rawValue] = NegateBooleanTransformer()
+            transformers[NSValueTransformerName.isNilTransformerName.rawValue] = IsNilTransformer(negated: false)
+            transformers[NSValueTransformerName.isNotNilTransformerName.rawValue] = IsNilTransformer(negated: true)
+            transformers[NSValueTransformerName.keyedUnarchiveFromDataTransformerName.rawValue] = KeyedUnarchiveFromDataTransformer()
+            transformers[NSValueTransformerName.secureUnarchiveFromDataTransformerName.rawValue] = NSSecureUnarchiveFromDataTransformer()
+        }
+    }
+}
+
+/// Foundation's transformer that unarchives data with secure coding (`NSKeyedUnarchiver`), accepting only
+/// archives whose top-level object is of one of ``allowedTopLevelClasses``; the reverse archives an object
+/// of one of those classes. Registered as ``NSValueTransformerName/secureUnarchiveFromDataTransformerName``;
+/// subclass it and override ``allowedTopLevelClasses`` for classes of your own.
+///
+/// On Linux the check is this class's own, made on the top-level object: Linux Foundation's archiver and
+/// unarchiver stop the process (rather than fail) on a class that secure coding does not allow, so they
+/// run without their secure-coding flag, and a value or archive of another class gives nil.
+open class NSSecureUnarchiveFromDataTransformer: ValueTransformer {
+    /// The classes an archive's top-level object may have: `NSArray`, `NSDictionary`, `NSSet`,
+    /// `NSString`, `NSNumber`, `NSDate`, `NSData`, `NSURL`, `NSUUID` and `NSNull`, as on Apple platforms.
+    open class var allowedTopLevelClasses: [AnyClass] {
+        [NSArray.self, NSDictionary.self, NSSet.self, NSString.self, NSNumber.self, NSDate.self, NSData.self,
+         NSURL.self, NSUUID.self, NSNull.self]
+    }
+
+    open override class func allowsReverseTransformation() -> Bool { true }
+    open override class func transformedValueClass() -> AnyClass { NSObject.self }
+
+    /// The object `value` (a keyed archive) holds; nil when it is not data, not an archive, or holds an
+    /// object of a class that is not allowed.
+    open override func transformedValue(_ value: Any?) -> Any? {
+        guard let data = value as? Data, let object = KeyedArchiveReading.rootObject(of: data) else { return nil }
+        return isAllowed(object) ? object : nil
+    }
+
+    /// `value` archived; nil when it is not of an allowed class or cannot be archived.
+    open override func reverseTransformedValue(_ value: Any?) -> Any? {
+        guard let value, isAllowed(value) else { return nil }
+        return try? NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: false)
+    }
+
+    private func isAllowed(_ value: Any) -> Bool {
+        // Swift values bridge: an array is an NSArray, a string an NSString.
+        let object = value as AnyObject
+        guard let instance = object as? NSObject else { return false }
+        return type(of: self).allowedTopLevelClasses.contains { instance.isKind(of: $0) }
+    }
+}
+
+/// `NSKeyedUnarchiveFromData`: keyed archives without secure coding.
+final class KeyedUnarchiveFromDataTransformer: ValueTransformer {
+    override class func allowsReverseTransformation() -> Bool { true }
+    override func transformedValue(_ value: Any?) -> Any? {
+        guard let data = value as? Data else { return nil }
+        return KeyedArchiveReading.rootObject(of: data)
+    }
+    override func reverseTransformedValue(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        return try? NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: false)
+    }
+}
+
+/// `NSNegateBoolean`: the negation of a Boolean, as an `NSNumber`; its own reverse.
+final class NegateBooleanTransformer: ValueTransformer {
+    override class func transformedValueClass() -> AnyClass { NSNumber.self }
+    override class func allowsReverseTransformation() -> Bool { true }
+    override func transformedValue(_ value: Any?) -> Any? {
+        let flag = (value as? Bool) ?? (value as? NSNumber)?.boolValue ?? false
+        return NSNumber(value: !flag)
+    }
+}
+
+/// `NSIsNil` and `NSIsNotNil`: whether a value is (not) nil, as an `NSNumber` Boolean; not reversible.
+final class IsNilTransformer: ValueTransformer {
+    private let negated: Bool
+    init(negated: Bool) {
+        self.negated = negated
+        super.init()
+    }
+    override class func transformedValueClass() -> AnyClass { NSNumber.self }
+    override class func allowsReverseTransformation() -> Bool { false }
+    override func transformedValue(_ value: Any?) -> Any? {
+        let isNil = value == nil || value is NSNull
+        return NSNumber(value: negated ? !isNil : isNil)
+    }
+}
+
+/// Keyed archives read without stopping the process: Linux Foundation's
+/// `NSKeyedUnarchiver.unarchiveTopLevelObjectWithData(_:)` stops on data that is not an archive (its
+/// decoding failure policy raises, which on Linux is a fatal error) instead of throwing.
+package enum KeyedArchiveReading {
+    /// The root object of the keyed archive `data`; nil when `data` is not one or its root cannot be
+    /// decoded. Without secure coding's class checks, which Linux Foundation also answers by stopping.
+    package static func rootObject(of data: Data) -> Any? {
+        guard let unarchiver = try? NSKeyedUnarchiver(forReadingFrom: data) else { return nil }
+        unarchiver.requiresSecureCoding = false
+        unarchiver.decodingFailurePolicy = .setErrorAndReturn
+        defer { unarchiver.finishDecoding() }
+        return unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
+    }
+}

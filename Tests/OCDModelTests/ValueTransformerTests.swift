@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+import OCDModel
+
+// Foundation's ValueTransformer, which Linux Foundation lacks: the registry, the built-in transformers and
+// NSSecureUnarchiveFromDataTransformer. Each test registers under names of its own: the registry is shared.
+
+/// Turns a string into its reversed characters; its own reverse, as Foundation's default reverse is.
+private final class ReversingTransformer: ValueTransformer {
+    override class func transformedValueClass() -> AnyClass { NSString.self }
+    override func transformedValue(_ value: Any?) -> Any? { (value as? String).map { String($0.reversed()) } }
+}
+
+/// A secure-coding class, allowed by a subclass of the secure unarchiving transformer.
+final class Swatch: NSObject, NSSecureCoding {
+    static var supportsSecureCoding: Bool { true }
+    let name: String
+    let red: Int
+    init(name: String, red: Int) {
+        self.name = name
+        self.red = red
+    }
+    init?(coder: NSCoder) {
+        guard let name = coder.decodeObject(of: NSString.self, forKey: "name") as String? else { return nil }
+        self.name = name
+        red = coder.decodeInteger(forKey: "red")
+    }
+    func encode(with coder: NSCoder) {
+        coder.encode(name as NSString, forKey: "name")
+        coder.encode(red, forKey: "red")
+    }
+    override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? Swatch else { return false }
+        return other.name == name && other.red == red
+    }
+    override var hash: Int { name.hashValue ^ red }
+}
+
+final class SwatchTransformer: NSSecureUnarchiveFromDataTransformer {
+    override class var allowedTopLevelClasses: [AnyClass] { [Swatch.self] }
+}
+
+@Suite struct ValueTransformerTests {
+    @Test func aRegisteredTransformerIsFoundByNameAndForwardedTo() throws {
+        let name = NSValueTransformerName("ValueTransformerTests.reversing")
+        #expect(ValueTransformer(forName: name) == nil)
+        ValueTransformer.setValueTransformer(ReversingTransformer(), forName: name)
+        let found = try #require(ValueTransformer(forName: name))
+        #expect(found.transformedValue("abc") as? String == "cba")
+        #expect(found.reverseTransformedValue("cba") as? String == "abc")
+        #expect(ValueTransformer.valueTransformerNames().contains(name))
+
+        ValueTransformer.setValueTransformer(nil, forName: name)
+        #expect(ValueTransformer(forName: name) == nil)
+        #expect(!ValueTransformer.valueTransformerNames().contains(name))
+    }
+
+    @Test func theBuiltInTransformersAreRegisteredUnderApplesNames() throws {
+        let names = ValueTransformer.valueTransformerNames()
+        for name in [NSValueTransformerName.negateBooleanTransformerName, .isNilTransformerName, .isNotNilTransformerName,
+                     .keyedUnarchiveFromDataTransformerName, .secureUnarchiveFromDataTransformerName] {
+            #expect(names.contains(name), "\(name)")
+        }
+        #expect(NSValueTransformerName.secureUnarchiveFromDataTransformerName.rawValue == "NSSecureUnarchiveFromData")
+        #expect(NSValueTransformerName.keyedUnarchiveFromDataTransformerName.rawValue == "NSKeyedUnarchiveFromData")
+        // Linux Foundation has no NSUnarchiver for the old unkeyed archives.
+        #expect(ValueTransformer(forName: .unarchiveFromDataTransformerName) == nil)
+
+        let negate = try #require(ValueTransformer(forName: .negateBooleanTransformerName))
+        #expect((negate.transformedValue(true) as? NSNumber)?.boolValue == false)
+        #expect((negate.reverseTransformedValue(NSNumber(value: false)) as? NSNumber)?.boolValue == true)
+        let isNil = try #require(ValueTransformer(forName: .isNilTransformerName))
+        let isNotNil = try #require(ValueTransformer(forName: .isNotNilTransformerName))
+        #expect((isNil.transformedValue(nil) as? NSNumber)?.boolValue == true)
+        #expect((isNil.transformedValue("x") as? NSNumber)?.boolValue == false)
+        #expect((isNotNil.transformedValue("x") as? NSNumber)?.boolValue == true)
+
+        let keyed = try #require(ValueTransformer(forName: .keyedUnarchiveFromDataTransformerName))
+        let archive = try #require(keyed.reverseTransformedValue(["a", "b"]) as? Data)
+        #expect(keyed.transformedValue(archive) as? [String] == ["a", "b"])
+    }
+
+    @Test func theSecureUnarchiverAcceptsOnlyItsAllowedClasses() throws {
+        let secure = NSSecureUnarchiveFromDataTransformer()
+        let strings = try #require(secure.reverseTransformedValue(["red", "green"]) as? Data)
+        #expect(secure.transformedValue(strings) as? [String] == ["red", "green"])
+        #expect(secure.transformedValue("not data") == nil)
+        #expect(secure.transformedValue(Data("not an archive".utf8)) == nil)
+
+        let swatch = Swatch(name: "teal", red: 0)
+        let archived = try #require(SwatchTransformer().reverseTransformedValue(swatch) as? Data)
+        #expect(SwatchTransformer().transformedValue(archived) as? Swatch == swatch)
+        // The base class's list does not allow a Swatch; the subclass's does not allow an array.
+        #expect(secure.transformedValue(archived) == nil)
+        #expect(SwatchTransformer().transformedValue(strings) == nil)
+    }
+
+    /// Foundation raises when a transformer that does not allow reverse transformation is asked for one.
+    @Test func anIrreversibleTransformerStopsWhenReversed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let isNil = ValueTransformer(forName: .isNilTransformerName)
+            _ = isNil?.reverseTransformedValue(NSNumber(value: true))
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("reverse transformation is not allowed"), "stopped with another message: \(output)")
+    }
+}
