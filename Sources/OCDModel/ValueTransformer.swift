@@ -151,14 +151,14 @@ open class NSSecureUnarchiveFromDataTransformer: ValueTransformer {
     /// The object `value` (a keyed archive) holds; nil when it is not data, not an archive, or holds an
     /// object of a class that is not allowed.
     open override func transformedValue(_ value: Any?) -> Any? {
-        guard let data = value as? Data, let object = KeyedArchiveReading.rootObject(of: data) else { return nil }
+        guard let data = value as? Data, let object = KeyedArchives.rootObject(of: data) else { return nil }
         return isAllowed(object) ? object : nil
     }
 
     /// `value` archived; nil when it is not of an allowed class or cannot be archived.
     open override func reverseTransformedValue(_ value: Any?) -> Any? {
         guard let value, isAllowed(value) else { return nil }
-        return try? NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: false)
+        return KeyedArchives.archive(value)
     }
 
     private func isAllowed(_ value: Any) -> Bool {
@@ -174,11 +174,11 @@ final class KeyedUnarchiveFromDataTransformer: ValueTransformer {
     override class func allowsReverseTransformation() -> Bool { true }
     override func transformedValue(_ value: Any?) -> Any? {
         guard let data = value as? Data else { return nil }
-        return KeyedArchiveReading.rootObject(of: data)
+        return KeyedArchives.rootObject(of: data)
     }
     override func reverseTransformedValue(_ value: Any?) -> Any? {
         guard let value else { return nil }
-        return try? NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: false)
+        return KeyedArchives.archive(value)
     }
 }
 
@@ -207,10 +207,11 @@ final class IsNilTransformer: ValueTransformer {
     }
 }
 
-/// Keyed archives read without stopping the process: Linux Foundation's
+/// Keyed archives made and read without stopping the process: Linux Foundation's
 /// `NSKeyedUnarchiver.unarchiveTopLevelObjectWithData(_:)` stops on data that is not an archive (its
-/// decoding failure policy raises, which on Linux is a fatal error) instead of throwing.
-package enum KeyedArchiveReading {
+/// decoding failure policy raises, which on Linux is a fatal error), and `NSKeyedArchiver` stops on a value
+/// that does not adopt `NSCoding` (a Swift struct), where both could fail instead.
+package enum KeyedArchives {
     /// The root object of the keyed archive `data`; nil when `data` is not one or its root cannot be
     /// decoded. Without secure coding's class checks, which Linux Foundation also answers by stopping.
     package static func rootObject(of data: Data) -> Any? {
@@ -219,5 +220,23 @@ package enum KeyedArchiveReading {
         unarchiver.decodingFailurePolicy = .setErrorAndReturn
         defer { unarchiver.finishDecoding() }
         return unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
+    }
+
+    /// A keyed archive of `value` (without secure coding); nil when it holds something that does not adopt
+    /// `NSCoding`, looked for through arrays, dictionaries, sets and ordered sets.
+    package static func archive(_ value: Any) -> Data? {
+        guard isArchivable(value) else { return nil }
+        return try? NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: false)
+    }
+
+    private static func isArchivable(_ value: Any) -> Bool {
+        if let ordered = value as? NSOrderedSet { return ordered.array.allSatisfy(isArchivable) }
+        if let array = value as? [Any] { return array.allSatisfy(isArchivable) }
+        if let dictionary = value as? [AnyHashable: Any] {
+            return dictionary.allSatisfy { isArchivable($0.key.base) && isArchivable($0.value) }
+        }
+        if let set = value as? Set<AnyHashable> { return set.allSatisfy { isArchivable($0.base) } }
+        // Swift strings, numbers, data, dates, URLs and UUIDs bridge to Foundation classes that adopt it.
+        return (value as AnyObject) is NSCoding
     }
 }

@@ -206,11 +206,10 @@ enum ValueCoding {
             }
             return data
         }
-        do {
-            return try NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: false)
-        } catch {
-            throw SQLiteStoreError.unencodable("The value of the transformable attribute \(attribute.name) could not be archived: \(error)")
+        guard let data = KeyedArchives.archive(value) else {
+            throw SQLiteStoreError.unencodable("The value \(value) (\(type(of: value))) of the transformable attribute \(attribute.entity?.name ?? "?").\(attribute.name) cannot be archived: it, or something it holds, does not adopt NSCoding.")
         }
+        return data
     }
 
     private static func untransform(_ data: Data, _ attribute: NSAttributeDescription) -> Any? {
@@ -221,7 +220,7 @@ enum ValueCoding {
             if transformer.unarchivesData { return transformer.transformedValue(data) }
             return type(of: transformer).allowsReverseTransformation() ? transformer.reverseTransformedValue(data) : data
         }
-        if let object = KeyedArchiveReading.rootObject(of: data) { return object }
+        if let object = KeyedArchives.rootObject(of: data) { return object }
         return data
     }
 }

@@ -78,6 +78,11 @@ final class SwatchTransformer: NSSecureUnarchiveFromDataTransformer {
         let keyed = try #require(ValueTransformer(forName: .keyedUnarchiveFromDataTransformerName))
         let archive = try #require(keyed.reverseTransformedValue(["a", "b"]) as? Data)
         #expect(keyed.transformedValue(archive) as? [String] == ["a", "b"])
+        // What cannot be archived or unarchived gives nil (Linux Foundation would stop the process).
+        struct Point { var x = 1 }
+        #expect(keyed.reverseTransformedValue(Point()) == nil)
+        #expect(keyed.reverseTransformedValue([Point()]) == nil)
+        #expect(keyed.transformedValue(Data("not an archive".utf8)) == nil)
     }
 
     @Test func theSecureUnarchiverAcceptsOnlyItsAllowedClasses() throws {

@@ -149,4 +149,17 @@ final class OneWayTransformer: ValueTransformer {
             #expect(try Self.reread(transformer: "NSSecureUnarchiveFromData", at: url) as? Data == bytes)
         }
     }
+
+    /// A value that does not adopt NSCoding (a Swift struct, also inside an array) fails the save with a
+    /// validation error; Linux Foundation's archiver stopped the process on it.
+    @Test func aValueThatCannotBeArchivedFailsTheSave() throws {
+        struct Point { var x = 1 }
+        let folder = TemporaryFolder()
+        for value in [Point() as Any, [Point()] as Any, ["key": Point()] as Any] {
+            let error = #expect(throws: NSError.self) { try Self.save(value, transformer: "", at: folder.file()) }
+            #expect(error?.code == NSManagedObjectValidationError)
+            #expect(error?.localizedDescription.contains("does not adopt NSCoding") == true, "\(String(describing: error))")
+        }
+        #expect(try Self.save(["a": [1, 2]], transformer: "", at: folder.file()) != nil)
+    }
 }
