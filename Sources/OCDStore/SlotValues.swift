@@ -340,7 +340,7 @@ final class SlotBuffer: ManagedBuffer<SlotPlan, UInt64> {
         // (`Optional<Any>.none` is a null metadata word, which `words(_:)` reads as nil too). One fill
         // rather than a store per slot.
         buffer.withUnsafeMutablePointerToElements { base in
-            UnsafeMutableRawPointer(base).initializeMemory(as: UInt8.self, repeating: 0, count: plan.totalWords * 8)
+            _ = UnsafeMutableRawPointer(base).initializeMemory(as: UInt8.self, repeating: 0, count: plan.totalWords * 8)
         }
         return buffer
     }
