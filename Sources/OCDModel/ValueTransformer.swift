@@ -6,9 +6,13 @@ import Foundation
 
 /// The name under which a ``ValueTransformer`` is registered, as Foundation's `NSValueTransformerName`.
 public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The name as a model's `valueTransformerName` writes it.
     public let rawValue: String
+    /// The name `rawValue`.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The name `rawValue`.
     public init(_ rawValue: String) { self.rawValue = rawValue }
+    /// The name itself.
     public var description: String { rawValue }
 
     /// Negates a Boolean (`NSNumber`); reversible.
@@ -40,7 +44,9 @@ public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable, Cust
 ///
 /// Differences from Apple's: ``init(forName:)`` returns a new instance that forwards to the registered one
 /// (a Swift initializer cannot return an existing object), so compare transformers by what they do, not by
-/// identity; and a name that nothing is registered under is not looked up as a class name.
+/// identity, and call it on `ValueTransformer` itself (a subclass's `init(forName:)` stops); and a name that
+/// nothing is registered under is looked up as a class name for Foundation's own transformer classes
+/// only (`NSSecureUnarchiveFromDataTransformer`), not for an application's.
 open class ValueTransformer: NSObject {
     /// The registered transformer an instance made by ``init(forName:)`` forwards to.
     private let registered: ValueTransformer?
@@ -52,8 +58,12 @@ open class ValueTransformer: NSObject {
 
     /// The transformer registered under `name` (an instance that forwards to it); nil when none is.
     public init?(forName name: NSValueTransformerName) {
+        // A subclass's instance would run its own overrides, not the registered transformer's.
+        guard Self.self == ValueTransformer.self else {
+            preconditionFailure("\(Self.self)(forName:) cannot return the transformer registered as \(name): call ValueTransformer(forName:) instead")
+        }
         guard let transformer = Self.registeredTransformer(forName: name) else { return nil }
-        registered = transformer.registered ?? transformer
+        registered = transformer
         super.init()
     }
 
@@ -61,7 +71,8 @@ open class ValueTransformer: NSObject {
     open class func setValueTransformer(_ transformer: ValueTransformer?, forName name: NSValueTransformerName) {
         Registry.lock.withLock {
             Registry.installBuiltIns()
-            Registry.transformers[name.rawValue] = transformer
+            // A forwarding instance (from `init(forName:)`) registers what it forwards to.
+            Registry.transformers[name.rawValue] = transformer.map { $0.registered ?? $0 }
         }
     }
 
@@ -78,7 +89,12 @@ open class ValueTransformer: NSObject {
     package static func registeredTransformer(forName name: NSValueTransformerName) -> ValueTransformer? {
         Registry.lock.withLock {
             Registry.installBuiltIns()
-            return Registry.transformers[name.rawValue]
+            if let transformer = Registry.transformers[name.rawValue] { return transformer }
+            // As Foundation does for a class name: an instance, registered under it. Foundation's own
+            // classes only: an application's cannot be made from its name without a required `init()`.
+            guard let made = Registry.foundationClasses[name.rawValue]?() else { return nil }
+            Registry.transformers[name.rawValue] = made
+            return made
         }
     }
 
@@ -115,6 +131,12 @@ open class ValueTransformer: NSObject {
         static let lock = NSLock()
         nonisolated(unsafe) static var transformers: [String: ValueTransformer] = [:]
         nonisolated(unsafe) static var builtInsInstalled = false
+        /// Foundation's transformer classes a model may name by class name (Xcode writes
+        /// `NSSecureUnarchiveFromDataTransformer` for the secure transformer).
+        static let foundationClasses: [String: @Sendable () -> ValueTransformer] = [
+            "NSSecureUnarchiveFromDataTransformer": { NSSecureUnarchiveFromDataTransformer() },
+            "NSKeyedUnarchiveFromDataTransformer": { KeyedUnarchiveFromDataTransformer() },
+        ]
 
         /// Called with `lock` held.
         static func installBuiltIns() {
@@ -145,7 +167,9 @@ open class NSSecureUnarchiveFromDataTransformer: ValueTransformer {
          NSURL.self, NSUUID.self, NSNull.self]
     }
 
+    /// True: archiving is the reverse transformation.
     open override class func allowsReverseTransformation() -> Bool { true }
+    /// `NSObject`: the class of the objects unarchived is one of ``allowedTopLevelClasses``.
     open override class func transformedValueClass() -> AnyClass { NSObject.self }
 
     /// The object `value` (a keyed archive) holds; nil when it is not data, not an archive, or holds an
@@ -213,29 +237,37 @@ final class IsNilTransformer: ValueTransformer {
 /// that does not adopt `NSCoding` (a Swift struct), where both could fail instead.
 package enum KeyedArchives {
     /// The root object of the keyed archive `data`; nil when `data` is not one or its root cannot be
-    /// decoded. Without secure coding's class checks, which Linux Foundation also answers by stopping.
+    /// decoded, whole. Without secure coding's class checks, which Linux Foundation also answers by stopping.
     package static func rootObject(of data: Data) -> Any? {
         guard let unarchiver = try? NSKeyedUnarchiver(forReadingFrom: data) else { return nil }
         unarchiver.requiresSecureCoding = false
         unarchiver.decodingFailurePolicy = .setErrorAndReturn
         defer { unarchiver.finishDecoding() }
-        return unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
+        let root = unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
+        // A part that failed to decode is left out, or leaves a collection that crashes when used.
+        return unarchiver.error == nil ? root : nil
     }
 
-    /// A keyed archive of `value` (without secure coding); nil when it holds something that does not adopt
-    /// `NSCoding`, looked for through arrays, dictionaries, sets and ordered sets.
+    /// A keyed archive of `value` (without secure coding); nil when it holds something Linux Foundation's
+    /// archiver would stop on: a value that does not adopt `NSCoding`, looked for through arrays,
+    /// dictionaries, sets and ordered sets (an object that adopts it but encodes such a value in its
+    /// `encode(with:)` is not seen), a decimal number (whose `hash` never returns there), or nesting
+    /// beyond a thousand levels. A Foundation collection that contains itself cannot be looked into:
+    /// Linux Foundation bridges its elements without end.
     package static func archive(_ value: Any) -> Data? {
-        guard isArchivable(value) else { return nil }
+        guard isArchivable(value, depth: 0) else { return nil }
         return try? NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: false)
     }
 
-    private static func isArchivable(_ value: Any) -> Bool {
-        if let ordered = value as? NSOrderedSet { return ordered.array.allSatisfy(isArchivable) }
-        if let array = value as? [Any] { return array.allSatisfy(isArchivable) }
+    private static func isArchivable(_ value: Any, depth: Int) -> Bool {
+        guard depth < 1_000 else { return false }
+        if value is Decimal || value is NSDecimalNumber { return false }
+        if let ordered = value as? NSOrderedSet { return ordered.array.allSatisfy { isArchivable($0, depth: depth + 1) } }
+        if let array = value as? [Any] { return array.allSatisfy { isArchivable($0, depth: depth + 1) } }
         if let dictionary = value as? [AnyHashable: Any] {
-            return dictionary.allSatisfy { isArchivable($0.key.base) && isArchivable($0.value) }
+            return dictionary.allSatisfy { isArchivable($0.key.base, depth: depth + 1) && isArchivable($0.value, depth: depth + 1) }
         }
-        if let set = value as? Set<AnyHashable> { return set.allSatisfy { isArchivable($0.base) } }
+        if let set = value as? Set<AnyHashable> { return set.allSatisfy { isArchivable($0.base, depth: depth + 1) } }
         // Swift strings, numbers, data, dates, URLs and UUIDs bridge to Foundation classes that adopt it.
         return (value as AnyObject) is NSCoding
     }

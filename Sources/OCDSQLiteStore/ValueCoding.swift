@@ -162,6 +162,8 @@ enum ValueCoding {
         if let attribute, attribute.attributeType != .transformableAttributeType, let encoded = try? encode(value, attribute) {
             return encoded
         }
+        // A transformable column holds the transformer's bytes: only data compares with them.
+        if attribute?.attributeType == .transformableAttributeType { return (value as? Data).map { .blob($0) } }
         switch value {
         case let bool as Bool: return .integer(bool ? 1 : 0)
         case let number as NSNumber:
@@ -180,7 +182,13 @@ enum ValueCoding {
 
     // MARK: Transformable values
 
-    private static let archiverNames: Set<String> = ["", "NSSecureUnarchiveFromData", "NSKeyedUnarchiveFromData", "NSSecureUnarchiveFromDataTransformerName"]
+    /// The names, and class names, of the archiving transformers, whose values are keyed archives written
+    /// and read here rather than through the registry: registering another transformer under one of these
+    /// names does not change how the store keeps values.
+    private static let archiverNames: Set<String> = [
+        "", "NSSecureUnarchiveFromData", "NSKeyedUnarchiveFromData", "NSSecureUnarchiveFromDataTransformerName",
+        "NSSecureUnarchiveFromDataTransformer", "NSKeyedUnarchiveFromDataTransformer",
+    ]
 
     // Values of attributes with the default (secure) archiving transformers are keyed archives, as on
     // Apple platforms, written and read leniently: archives of classes Linux Foundation cannot decode stay
@@ -200,14 +208,19 @@ enum ValueCoding {
             if !transformer.unarchivesData && !type(of: transformer).allowsReverseTransformation() {
                 throw SQLiteStoreError.unencodable("The value transformer \(name) of \(described) does not allow reverse transformation, so what it stores could not be read back.")
             }
-            let transformed = transformer.unarchivesData ? transformer.reverseTransformedValue(value) : transformer.transformedValue(value)
-            guard let data = transformed as? Data else {
-                throw SQLiteStoreError.unencodable("The value transformer \(name) of \(described) did not turn \(value) (\(type(of: value))) into Data.")
+            if transformer.unarchivesData {
+                guard let data = transformer.reverseTransformedValue(value) as? Data else {
+                    throw SQLiteStoreError.unencodable("The value transformer \(name) of \(described) could not archive a value of type \(type(of: value)): it is not one of the transformer's allowedTopLevelClasses, or it (or something it holds) does not adopt NSCoding.")
+                }
+                return data
+            }
+            guard let data = transformer.transformedValue(value) as? Data else {
+                throw SQLiteStoreError.unencodable("The value transformer \(name) of \(described) did not turn a value of type \(type(of: value)) into Data.")
             }
             return data
         }
         guard let data = KeyedArchives.archive(value) else {
-            throw SQLiteStoreError.unencodable("The value \(value) (\(type(of: value))) of the transformable attribute \(attribute.entity?.name ?? "?").\(attribute.name) cannot be archived: it, or something it holds, does not adopt NSCoding.")
+            throw SQLiteStoreError.unencodable("A value of type \(type(of: value)) cannot be archived for the transformable attribute \(attribute.entity?.name ?? "?").\(attribute.name): it, or something it holds, does not adopt NSCoding (on Linux a decimal number cannot be archived either).")
         }
         return data
     }

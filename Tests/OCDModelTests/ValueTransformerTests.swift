@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import OCDModel
+@testable import OCDModel
 
 // Foundation's ValueTransformer, which Linux Foundation lacks: the registry, the built-in transformers and
 // NSSecureUnarchiveFromDataTransformer. Each test registers under names of its own: the registry is shared.
@@ -34,6 +34,16 @@ final class Swatch: NSObject, NSSecureCoding {
         return other.name == name && other.red == red
     }
     override var hash: Int { name.hashValue ^ red }
+}
+
+/// Archives, and reports an error when it is decoded, as a class does whose archive it cannot read.
+final class FailsToDecode: NSObject, NSCoding {
+    override init() {}
+    init?(coder: NSCoder) {
+        coder.failWithError(NSError(domain: NSCocoaErrorDomain, code: NSCoderReadCorruptError))
+        return nil
+    }
+    func encode(with coder: NSCoder) { coder.encode(1, forKey: "version") }
 }
 
 final class SwatchTransformer: NSSecureUnarchiveFromDataTransformer {
@@ -108,5 +118,53 @@ final class SwatchTransformer: NSSecureUnarchiveFromDataTransformer {
         }
         let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(output.contains("reverse transformation is not allowed"), "stopped with another message: \(output)")
+    }
+
+    /// Registering what `init(forName:)` returned registers the transformer it forwards to, so its class
+    /// (and whether it can be reversed) is the original's.
+    @Test func aForwardingInstanceRegistersWhatItForwardsTo() throws {
+        let name = NSValueTransformerName("ValueTransformerTests.isNilAgain")
+        ValueTransformer.setValueTransformer(try #require(ValueTransformer(forName: .isNilTransformerName)), forName: name)
+        let registered = try #require(ValueTransformer.registeredTransformer(forName: name))
+        #expect(type(of: registered) != ValueTransformer.self)
+        #expect(!type(of: registered).allowsReverseTransformation())
+        ValueTransformer.setValueTransformer(nil, forName: name)
+    }
+
+    /// Xcode writes the class name `NSSecureUnarchiveFromDataTransformer` as a model's transformer name;
+    /// Foundation makes and registers an instance of a class it finds by that name.
+    @Test func foundationsTransformerClassesAreFoundByClassName() throws {
+        let name = NSValueTransformerName("NSSecureUnarchiveFromDataTransformer")
+        let secure = try #require(ValueTransformer(forName: name))
+        let archive = try #require(secure.reverseTransformedValue(["x"]) as? Data)
+        #expect(secure.transformedValue(archive) as? [String] == ["x"])
+        #expect(ValueTransformer.valueTransformerNames().contains(name))
+        #expect(ValueTransformer(forName: NSValueTransformerName("ValueTransformerTests.NoSuchClass")) == nil)
+    }
+
+    @Test func aSubclassCannotHandOutARegisteredTransformer() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = NSSecureUnarchiveFromDataTransformer(forName: .secureUnarchiveFromDataTransformerName)
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("call ValueTransformer(forName:) instead"), "stopped with another message: \(output)")
+    }
+
+    /// What Linux Foundation's archiver and unarchiver would stop the process on gives nil instead.
+    @Test func keyedArchivesRefuseWhatLinuxFoundationStopsOn() throws {
+        #expect(KeyedArchives.archive([1, 2.5, "x", Date(timeIntervalSinceReferenceDate: 0)] as [Any]) != nil)
+        #expect(KeyedArchives.archive(NSNumber(value: 3)) != nil)
+        // Decimal numbers: NSDecimalNumber's hash never returns, and the archiver hashes what it archives.
+        #expect(KeyedArchives.archive(Decimal(2)) == nil)
+        #expect(KeyedArchives.archive(["price": Decimal(2)]) == nil)
+        // Nesting deeper than a thousand levels.
+        var deep: Any = "leaf"
+        for _ in 0..<1_200 { deep = [deep] }
+        #expect(KeyedArchives.archive(deep) == nil)
+
+        // An archive one of whose parts fails to decode reads as nothing, not as the parts that did.
+        let parts = try #require(KeyedArchives.archive(["a", FailsToDecode(), "b"]))
+        #expect(KeyedArchives.rootObject(of: parts) == nil)
+        #expect(KeyedArchives.rootObject(of: try #require(KeyedArchives.archive(["a", "b"]))) as? [String] == ["a", "b"])
     }
 }

@@ -54,6 +54,16 @@ final class ColourArchiveTransformer: NSSecureUnarchiveFromDataTransformer {
     override class var allowedTopLevelClasses: [AnyClass] { [Colour.self] }
 }
 
+/// Archives, and reports an error when it is decoded, as a class does whose archive it cannot read.
+final class PartThatFailsToDecode: NSObject, NSCoding {
+    override init() {}
+    init?(coder: NSCoder) {
+        coder.failWithError(NSError(domain: NSCocoaErrorDomain, code: NSCoderReadCorruptError))
+        return nil
+    }
+    func encode(with coder: NSCoder) { coder.encode(1, forKey: "version") }
+}
+
 /// Makes data of nothing but strings, and says it cannot be reversed.
 final class OneWayTransformer: ValueTransformer {
     override class func allowsReverseTransformation() -> Bool { false }
@@ -131,7 +141,7 @@ final class OneWayTransformer: ValueTransformer {
         ValueTransformer.setValueTransformer(ColourTextTransformer(), forName: NSValueTransformerName(text))
         let noData = #expect(throws: NSError.self) { try Self.save("not a colour", transformer: text, at: folder.file()) }
         #expect(noData?.code == NSManagedObjectValidationError)
-        #expect(noData?.localizedDescription.contains("did not turn not a colour (String) into Data") == true, "\(String(describing: noData))")
+        #expect(noData?.localizedDescription.contains("did not turn a value of type String into Data") == true, "\(String(describing: noData))")
         // Neither save wrote a row.
         #expect(try RawSQL.rows(folder.file(), "SELECT COUNT(*) AS N FROM ZTHEME").first?["N"] as? Int64 == 0)
     }
@@ -161,5 +171,53 @@ final class OneWayTransformer: ValueTransformer {
             #expect(error?.localizedDescription.contains("does not adopt NSCoding") == true, "\(String(describing: error))")
         }
         #expect(try Self.save(["a": [1, 2]], transformer: "", at: folder.file()) != nil)
+    }
+
+    /// Models name the secure transformer by its class name too (Xcode writes
+    /// `NSSecureUnarchiveFromDataTransformer`): such values are keyed archives.
+    @Test func theSecureTransformersClassNameArchivesValues() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stored = try #require(try Self.save(["red", "blue"], transformer: "NSSecureUnarchiveFromDataTransformer", at: url))
+        #expect(KeyedArchives.rootObject(of: stored) as? [String] == ["red", "blue"])
+        #expect(try Self.reread(transformer: "NSSecureUnarchiveFromDataTransformer", at: url) as? [String] == ["red", "blue"])
+    }
+
+    /// A decimal number cannot be archived on Linux (Foundation's NSDecimalNumber never finishes hashing):
+    /// a validation error, not a stopped process.
+    @Test func aDecimalFailsTheSaveInsteadOfStopping() throws {
+        let folder = TemporaryFolder()
+        let error = #expect(throws: NSError.self) { try Self.save(Decimal(string: "2.50")!, transformer: "", at: folder.file()) }
+        #expect(error?.code == NSManagedObjectValidationError)
+        #expect(error?.localizedDescription.contains("cannot be archived") == true, "\(String(describing: error))")
+    }
+
+    /// A stored archive one of whose parts cannot be decoded reads as its bytes.
+    @Test func anArchiveWithAPartThatCannotBeDecodedReadsAsData() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        _ = try Self.save(["a"], transformer: "", at: url)
+        let bytes = try #require(KeyedArchives.archive(["a", PartThatFailsToDecode()]))
+        try RawSQL.execute(url, "UPDATE ZTHEME SET ZCOLOUR = X'\(bytes.map { String(format: "%02X", $0) }.joined())'")
+        #expect(try Self.reread(transformer: "", at: url) as? Data == bytes)
+    }
+
+    /// A transformable column holds the transformer's bytes: a predicate compares it with data only, and
+    /// refuses another constant (134060) rather than never matching.
+    @Test func aPredicateComparesATransformableWithDataOnly() throws {
+        let name = "ValueTransformerStoreTests.predicate"
+        ValueTransformer.setValueTransformer(ColourTextTransformer(), forName: NSValueTransformerName(name))
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        _ = try Self.save(Colour(5, 6, 7), transformer: name, at: url)
+        let stack = try SQLiteStack(model: Self.model(name), url: url)
+        let (matches, refusal) = try withExtendedLifetime(stack.context) {
+            let matches = try stack.fetch("Theme", "colour == %@", Data("5,6,7".utf8)).count
+            var refusal: NSError?
+            do { _ = try stack.fetch("Theme", "colour == %@", "5,6,7") } catch { refusal = error as NSError }
+            return (matches, refusal)
+        }
+        #expect(matches == 1)
+        #expect(refusal?.code == 134060, "\(String(describing: refusal))")
     }
 }
