@@ -172,7 +172,7 @@ final class RawDatabase {
         }
         var metadata: [String: Any] = [:]
         if case .blob(let data) = metadataRow[1], !data.isEmpty {
-            guard let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
+            guard let plist = try? PropertyLists.propertyList(from: data) as? [String: Any] else {
                 throw fail("\(original): Z_METADATA.Z_PLIST is not a property list dictionary")
             }
             metadata = plist

@@ -239,7 +239,7 @@ package enum KeyedArchives {
     /// The root object of the keyed archive `data`; nil when `data` is not one or its root cannot be
     /// decoded, whole. Without secure coding's class checks, which Linux Foundation also answers by stopping.
     package static func rootObject(of data: Data) -> Any? {
-        guard let unarchiver = try? NSKeyedUnarchiver(forReadingFrom: data) else { return nil }
+        guard (try? PropertyLists.check(data)) != nil, let unarchiver = try? NSKeyedUnarchiver(forReadingFrom: data) else { return nil }
         unarchiver.requiresSecureCoding = false
         unarchiver.decodingFailurePolicy = .setErrorAndReturn
         defer { unarchiver.finishDecoding() }

@@ -270,7 +270,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         var metadata: [String: Any] = [:]
         if !plist.isEmpty {
-            guard let dictionary = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any] else {
+            guard let dictionary = try? PropertyLists.propertyList(from: plist) as? [String: Any] else {
                 throw StoreError.invalidStore("The metadata of \(connection.path) (Z_METADATA.Z_PLIST) is not a property list dictionary.")
             }
             metadata = dictionary

@@ -71,6 +71,26 @@ import Testing
         #expect(bytes(url) == before)
     }
 
+    /// Metadata whose binary property list holds a set (one flipped byte can make one): Linux Foundation's
+    /// reader crashed on it; the store fails to open (134080), and is left as it was.
+    @Test func metadataHoldingASetIsRefusedNotACrash() throws {
+        let folder = TemporaryFolder()
+        let url = try validStore(folder, journal: "DELETE")
+        let set = Data([
+            0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30, 0xD1, 0x01, 0x02, 0x51, 0x6B, 0xC1, 0x03, 0x50,
+            0x08, 0x0B, 0x0D, 0x0F, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x10,
+        ])
+        try RawSQL.execute(url, "UPDATE Z_METADATA SET Z_PLIST = X'\(set.map { String(format: "%02X", $0) }.joined())'")
+        let before = bytes(url)
+        let error = try #require(open(url))
+        #expect(error.code == 134080, "\(error)")
+        #expect(error.localizedDescription.contains("not a property list dictionary"), "\(error)")
+        #expect(throws: NSError.self) { try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url) }
+        #expect(bytes(url) == before)
+    }
+
     @Test func anUnwritableLocationIsAPermissionError() throws {
         let error = try #require(open(URL(fileURLWithPath: "/proc/ocd-cannot-write-here.sqlite")))
         #expect(error.domain == NSCocoaErrorDomain)

@@ -39,7 +39,7 @@ struct KeyedArchive {
     let root: Object
 
     init(data: Data) throws {
-        guard let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+        guard let plist = try? PropertyLists.propertyList(from: data) as? [String: Any],
               plist["$archiver"] as? String == "NSKeyedArchiver", let objects = plist["$objects"] as? [Any]
         else { throw Failure(reason: "not an NSKeyedArchiver archive") }
         self.objects = objects

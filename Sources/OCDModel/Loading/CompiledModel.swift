@@ -317,7 +317,7 @@ package enum CompiledModel {
         var file = url
         if url.pathExtension != fileExtension {
             let infoURL = url.appendingPathComponent("VersionInfo.plist")
-            let info = NSDictionary(contentsOf: infoURL) as? [String: Any]
+            let info = (try? Data(contentsOf: infoURL)).flatMap { try? PropertyLists.propertyList(from: $0) } as? [String: Any]
             guard let current = info?["NSManagedObjectModel_CurrentVersionName"] as? String else {
                 throw ModelLoadError(file: infoURL, line: nil, problem: "no NSManagedObjectModel_CurrentVersionName: not a compiled model folder")
             }

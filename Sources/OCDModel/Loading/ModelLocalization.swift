@@ -34,7 +34,7 @@ enum ModelLocalization {
     static func read(_ file: URL) throws -> [String: String] {
         let plist: Any
         do {
-            plist = try PropertyListSerialization.propertyList(from: Data(contentsOf: file), format: nil)
+            plist = try PropertyLists.propertyList(from: Data(contentsOf: file))
         } catch {
             throw ModelLoadError(file: file, line: nil, problem: "not a .strings file: \(error.localizedDescription)")
         }

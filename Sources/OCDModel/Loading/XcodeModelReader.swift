@@ -50,7 +50,7 @@ enum XcodeModelReader {
         if let data = FileManager.default.contents(atPath: marker.path) {
             let plist: Any
             do {
-                plist = try PropertyListSerialization.propertyList(from: data, format: nil)
+                plist = try PropertyLists.propertyList(from: data)
             } catch {
                 throw ModelLoadError(file: marker, line: nil, problem: "not a property list: \(error.localizedDescription)")
             }
