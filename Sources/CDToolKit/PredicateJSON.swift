@@ -42,7 +42,7 @@ public enum PredicateJSON {
         case "$date":
             switch json {
             case .integer(let i): return Special(value: Date(timeIntervalSinceReferenceDate: Double(i)))
-            case .double(let d): return Special(value: Date(timeIntervalSinceReferenceDate: d))
+            case .double(let d) where d.isFinite: return Special(value: Date(timeIntervalSinceReferenceDate: d))
             default: throw ConventionError(message: "{\"$date\": …} takes a number of seconds since 2001-01-01")
             }
         case "$set":

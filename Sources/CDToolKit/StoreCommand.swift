@@ -262,6 +262,7 @@ enum PlistJSON {
     /// microseconds, and ISO8601DateFormatter would round them to milliseconds.
     static func iso8601(_ date: Date) -> String {
         let seconds = date.timeIntervalSinceReferenceDate
+        guard seconds.isFinite, abs(seconds) < 1e15 else { return "\(seconds)" }
         let whole = seconds.rounded(.down)
         var micros = Int(((seconds - whole) * 1_000_000).rounded())
         var wholeDate = Date(timeIntervalSinceReferenceDate: whole)

@@ -142,6 +142,23 @@ public enum ManagedValueCoercion {
         return nil
     }
 
+    /// A stored number out of a narrower integer type's range (an Integer 16 column can hold 70000: SQLite
+    /// does not enforce widths) as that type reads it on Apple platforms, whose scalar accessors take
+    /// `shortValue` or `intValue`: truncated. Nil for anything else.
+    static func truncatedInteger<T>(_ value: Any?, to type: T.Type) -> T? {
+        guard let value, let number = number(from: value) else { return nil }
+        let bits = number.int64Value
+        switch type {
+        case is Int16.Type, is Int16?.Type: return Int16(truncatingIfNeeded: bits) as? T
+        case is Int32.Type, is Int32?.Type: return Int32(truncatingIfNeeded: bits) as? T
+        case is Int8.Type, is Int8?.Type: return Int8(truncatingIfNeeded: bits) as? T
+        case is UInt8.Type, is UInt8?.Type: return UInt8(truncatingIfNeeded: bits) as? T
+        case is UInt16.Type, is UInt16?.Type: return UInt16(truncatingIfNeeded: bits) as? T
+        case is UInt32.Type, is UInt32?.Type: return UInt32(truncatingIfNeeded: bits) as? T
+        default: return nil
+        }
+    }
+
     static func makeRaw<R: RawRepresentable>(_ type: R.Type, from value: Any) -> R? {
         convert(value, to: R.RawValue.self).flatMap(R.init(rawValue:))
     }

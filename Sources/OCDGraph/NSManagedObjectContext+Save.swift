@@ -79,7 +79,7 @@ extension NSManagedObjectContext {
                 } else {
                     let (row, version) = part.request.updated[index]
                     object.rowValues = row.values
-                    object.rowVersion = version + 1
+                    object.rowVersion = version &+ 1  // wrapping: a file's version at Int64's end must not trap
                 }
             }
         }

@@ -152,8 +152,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The object ID an `x-coredata:` URI names, if its store is one of the coordinator's and it names an
     /// entity of the model.
     public func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
-        guard url.scheme == "x-coredata", let host = url.host, !host.isEmpty else { return nil }
-        let parts = url.path.split(separator: "/").map(String.init)
+        // The parts as `uriRepresentation()` encodes them, decoded.
+        guard url.scheme == "x-coredata", let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let host = components.percentEncodedHost?.removingPercentEncoding, !host.isEmpty else { return nil }
+        let parts = components.percentEncodedPath.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
         guard parts.count == 2, parts[1].hasPrefix("p"), let pk = Int64(parts[1].dropFirst()),
               let store = persistentStores.first(where: { $0.identifier == host }),
               let entity = managedObjectModel.entitiesByName[parts[0]] else { return nil }

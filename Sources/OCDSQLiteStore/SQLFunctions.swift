@@ -26,10 +26,11 @@ enum SQLFunctions {
         let cache = ComparisonCache()
         connection.registerFunction(compare, arity: 4) { arguments in
             guard case .integer(let op) = arguments[0], case .integer(let options) = arguments[1],
-                  let type = NSComparisonPredicate.Operator(rawValue: UInt(op)) else { return .null }
+                  let rawOperator = UInt(exactly: op), let rawOptions = UInt(exactly: options),
+                  let type = NSComparisonPredicate.Operator(rawValue: rawOperator) else { return .null }
             let left = swiftValue(arguments[2])
             let right = swiftValue(arguments[3])
-            return cache.evaluate(type, NSComparisonPredicate.Options(rawValue: UInt(options)), left, right) ? .integer(1) : .integer(0)
+            return cache.evaluate(type, NSComparisonPredicate.Options(rawValue: rawOptions), left, right) ? .integer(1) : .integer(0)
         }
         // The collations order exactly as NSSortDescriptor does in memory, so sorted fetches agree.
         registerCollation(connection, caseInsensitive, sortOrder(.caseInsensitiveCompare))

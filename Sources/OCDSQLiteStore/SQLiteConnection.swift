@@ -191,7 +191,9 @@ final class SQLiteConnection {
     }
 
     func setBusyTimeout(seconds: Double) {
-        sqlite3_busy_timeout(handle, Int32(max(0, seconds) * 1000))
+        // Clamped: a timeout beyond Int32's milliseconds (or infinity, meaning "wait forever") trapped.
+        let milliseconds = seconds.isNaN ? 0 : min(max(0, seconds) * 1000, Double(Int32.max))
+        sqlite3_busy_timeout(handle, Int32(milliseconds))
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.

@@ -718,8 +718,13 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     start = max(start, largest)
                     connection.noteKeyMaximumChecked(root: root.number)
                 }
-                try Self.writeKeyMaximum(start + Int64(count), of: root, replacing: current, connection)
-                roundKeys?[root.number] = (root, start + Int64(count))
+                // A key maximum at Int64's end (a file written by other code) cannot make new keys.
+                let (last, overflow) = start.addingReportingOverflow(Int64(count))
+                if overflow {
+                    throw StoreError.invalidStore("The table \(mapping.table.name) of \(connection.path) has no primary keys left: its largest key is \(start).")
+                }
+                try Self.writeKeyMaximum(last, of: root, replacing: current, connection)
+                roundKeys?[root.number] = (root, last)
                 return start + 1
             }
         }
@@ -955,7 +960,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     }
                     // Every update was written (a conflict throws): the result is the request's rows, one
                     // version on.
-                    for (row, version) in updated { result.append(StoreRow(objectID: row.objectID, version: version + 1, values: row.values)) }
+                    // Wrapping: a version at Int64's end (a file written by other code) must not trap.
+                    for (row, version) in updated { result.append(StoreRow(objectID: row.objectID, version: version &+ 1, values: row.values)) }
                     for row in request.inserted { try writeToMany(row, inserted: true, connection, schema, &writer) }
                     for (row, _) in request.updated { try writeToMany(row, inserted: false, connection, schema, &writer) }
                     if collectsDerivedValues {

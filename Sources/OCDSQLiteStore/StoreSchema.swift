@@ -287,6 +287,17 @@ final class StoreSchema {
                 guard Self.isIdentifier(property.name) else {
                     throw StoreError.invalidStore("The property name \"\(property.name)\" of \(entity.name ?? "") cannot name an SQLite column: use letters, digits and underscores, starting with a letter.")
                 }
+                // A composite's elements name columns too.
+                var pending = (property as? NSCompositeAttributeDescription)?.elements ?? []
+                while let element = pending.popLast() {
+                    guard Self.isIdentifier(element.name) else {
+                        throw StoreError.invalidStore("The composite element name \"\(element.name)\" of \(entity.name ?? "").\(property.name) cannot name an SQLite column: use letters, digits and underscores, starting with a letter.")
+                    }
+                    pending += (element as? NSCompositeAttributeDescription)?.elements ?? []
+                }
+            }
+            for fetchIndex in entity.indexes where !Self.isIdentifier(fetchIndex.name) {
+                throw StoreError.invalidStore("The fetch index name \"\(fetchIndex.name)\" of \(entity.name ?? "") cannot name an SQLite index: use letters, digits and underscores, starting with a letter.")
             }
         }
         var tables: [String: RootTable] = [:]

@@ -79,9 +79,11 @@ enum ValueCoding {
             }
         case .dateAttributeType:
             switch column.value {
+            // Not a number of seconds (NaN, an infinity: Linux Foundation stops describing such a date)
+            // reads as nil.
             case .integer(let value): return Date(timeIntervalSinceReferenceDate: Double(value))
-            case .real(let value): return Date(timeIntervalSinceReferenceDate: value)
-            case .text(let text): return Double(text).map(Date.init(timeIntervalSinceReferenceDate:))
+            case .real(let value): return value.isFinite ? Date(timeIntervalSinceReferenceDate: value) : nil
+            case .text(let text): return Double(text).flatMap { $0.isFinite ? Date(timeIntervalSinceReferenceDate: $0) : nil }
             default: return nil
             }
         case .binaryDataAttributeType:

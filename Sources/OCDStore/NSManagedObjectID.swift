@@ -106,13 +106,24 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     /// `x-coredata:///<Entity>/t<UUID>` for a temporary one. A coordinator resolves it with
     /// `managedObjectID(forURIRepresentation:)`.
     public func uriRepresentation() -> URL {
-        let entityName = entity.name ?? ""
+        // Percent-encoded: a store identifier is any string a file's metadata holds, and an entity
+        // name of a model read from a file may have any character (a URI of neither is then nil).
+        let entityName = Self.uriComponent(entity.name ?? "")
+        let text: String
         switch key {
-        case .permanent(let pk):
-            return URL(string: "x-coredata://\(storeIdentifier ?? "")/\(entityName)/p\(pk)")!
-        case .temporary(let uuid):
-            return URL(string: "x-coredata:///\(entityName)/t\(uuid.uuidString)")!
+        case .permanent(let pk): text = "x-coredata://\(Self.uriComponent(storeIdentifier ?? ""))/\(entityName)/p\(pk)"
+        case .temporary(let uuid): text = "x-coredata:///\(entityName)/t\(uuid.uuidString)"
         }
+        return URL(string: text) ?? URL(string: "x-coredata:///")!
+    }
+
+    private static let uriCharacters = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+        .union(CharacterSet(charactersIn: "-._~"))
+
+    /// `text` with every character but ASCII letters, digits and `-._~` percent-encoded: what a UUID or
+    /// a plain entity name keeps as it is.
+    package static func uriComponent(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: uriCharacters) ?? ""
     }
 
     public override func isEqual(_ object: Any?) -> Bool {

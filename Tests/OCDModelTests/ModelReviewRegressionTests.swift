@@ -45,6 +45,74 @@ struct ModelReviewRegressionTests {
         #expect(try loadError(#"<entity name="A"><attribute name="s" attributeType="String" defaultValueString="12/4/2013"/></entity>"#) == nil)
     }
 
+    /// A date default that is not a number of seconds (NaN, an infinity) is an error: Linux Foundation
+    /// stops the process describing such a date.
+    @Test func aDateDefaultThatIsNoNumberOfSecondsIsAnError() throws {
+        for interval in ["nan", "inf", "-inf"] {
+            let error = try loadError(#"<entity name="A"><attribute name="d" attributeType="Date" defaultDateTimeInterval="\#(interval)"/></entity>"#)
+            #expect(error?.problem.contains("is not a number of seconds") == true, "\(interval)")
+        }
+    }
+
+    /// A byte that is not UTF-8 in an element's or attribute's name stopped Linux Foundation's XMLParser;
+    /// the file is refused with the line of the byte.
+    @Test func aByteThatIsNotUTF8IsAnErrorWithItsLine() throws {
+        for body in [Data("<entity name=\"A\">\n<a".utf8) + [0xD5] + Data("b/></entity>".utf8),
+                     Data("<entity n".utf8) + [0xD5] + Data("m=\"A\"/>".utf8)] {
+            let folder = try temporaryModel("")
+            var xml = Data(modelXML("").utf8)
+            xml.replaceSubrange(xml.range(of: Data("</model>".utf8))!, with: body + Data("</model>".utf8))
+            try xml.write(to: folder.appendingPathComponent("contents"))
+            do {
+                _ = try NSManagedObjectModel(validatingContentsOf: folder)
+                Issue.record("loaded")
+            } catch let error as ModelLoadError {
+                #expect(error.problem.contains("not UTF-8"), "\(error)")
+                #expect(error.line != nil)
+            }
+        }
+    }
+
+    /// Composites nested beyond 64 levels are an error in the XML reader and in the compiled-model
+    /// reader: each level is a call, and a few thousand overflowed the stack.
+    @Test func compositesNestedTooDeepAreAnError() throws {
+        var xml = #"<composite name="C0"><attribute name="leaf" attributeType="String"/></composite>"#
+        for level in 1...80 {
+            xml += #"<composite name="C\#(level)"><attribute name="e" attributeType="Composite" composite="C\#(level - 1)"/></composite>"#
+        }
+        xml += #"<entity name="A"><attribute name="c" attributeType="Composite" composite="C80"/></entity>"#
+        #expect(try loadError(xml)?.problem.contains("nested more than 64 deep") == true)
+
+        let model = NSManagedObjectModel()
+        let entity = NSEntityDescription()
+        entity.name = "A"
+        var innermost: NSAttributeDescription = {
+            let leaf = NSAttributeDescription()
+            leaf.name = "leaf"
+            leaf.attributeType = .stringAttributeType
+            return leaf
+        }()
+        for _ in 0..<80 {
+            let composite = NSCompositeAttributeDescription()
+            composite.name = "e"
+            composite.elements = [innermost]
+            innermost = composite
+        }
+        innermost.name = "c"
+        entity.properties = [innermost]
+        model.entities = [entity]
+        var writer = BinaryWriter(formatVersion: 1)
+        CompiledModel.record(model).write(to: &writer)
+        let file = ScratchFiles.path("Deep.ocdmodel")
+        try Data(writer.bytes).write(to: file)
+        do {
+            _ = try NSManagedObjectModel(validatingContentsOf: file)
+            Issue.record("loaded")
+        } catch let error as ModelLoadError {
+            #expect(error.problem.contains("nested more than 64 deep"), "\(error)")
+        }
+    }
+
     @Test func currentVersionMustBeAVersionOfTheBundle() throws {
         let root = ScratchFiles.path("Loop.xcdatamodeld")
         let version = root.appendingPathComponent("Loop.xcdatamodel")

@@ -36,6 +36,31 @@ struct ObjectIDIdentityTests {
         }
     }
 
+    /// A store identifier is any string a file's metadata holds (Z_UUID): one a URL cannot hold as it is
+    /// (spaces, `%`, braces, quotes) is percent-encoded in the ID's URI, which still resolves to the ID.
+    /// Building such a URI crashed before (a force-unwrapped `URL(string:)`), and with it every
+    /// description of the ID.
+    @Test func anIdentifierAURLCannotHoldIsPercentEncodedInTheURI() throws {
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: TestModel.make(), url: folder.file())
+        try withExtendedLifetime(stack.context) {
+            stack.store.identifier = "my store {%zz} \"x\""
+            let company = stack.insert("Company", ["name": "Acme"])
+            try stack.context.save()
+            let id = company.objectID
+            let uri = id.uriRepresentation()
+            #expect(uri.absoluteString == "x-coredata://my%20store%20%7B%25zz%7D%20%22x%22/Company/p\(try #require(stack.store.primaryKey(of: id)))")
+            #expect(stack.coordinator.managedObjectID(forURIRepresentation: uri) == id)
+            #expect("\(id)".contains("Company"))
+            // A UUID, as Core Data makes them, is left as it is.
+            let plain = UUID().uuidString
+            stack.store.identifier = plain
+            let other = stack.insert("Company", ["name": "Other"])
+            try stack.context.save()
+            #expect(other.objectID.uriRepresentation().absoluteString.hasPrefix("x-coredata://\(plain)/Company/p"))
+        }
+    }
+
     /// Two stores of one model in two files, and two of its entities (the folder holds the files).
     private struct TwoStores {
         let folder = TemporaryFolder()

@@ -116,7 +116,7 @@ struct KeyedArchive {
         guard depth < 64, let resolved = resolve(raw) else { return nil }
         guard let object = resolved as? Object else { return resolved }
         switch className(object) {
-        case "NSDate": return (object["NS.time"] as? Double).map { Date(timeIntervalSinceReferenceDate: $0) }
+        case "NSDate": return (object["NS.time"] as? Double).flatMap { $0.isFinite ? Date(timeIntervalSinceReferenceDate: $0) : nil }
         case "NSUUID": return (resolve(object["NS.uuidbytes"]) as? Data).flatMap(uuid)
         case "NSURL", "NSMutableURL": return string(object, "NS.relative").flatMap { URL(string: $0) }
         case "NSData", "NSMutableData": return resolve(object["NS.data"]) as? Data

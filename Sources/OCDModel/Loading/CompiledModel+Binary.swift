@@ -61,6 +61,10 @@ struct BinaryReader {
     private let bytes: [UInt8]
     private var position = 0
     let formatVersion: UInt8
+    /// How deep composite elements are nested where the reader is: bounded, as the file is not trusted
+    /// (each level is a call; a few thousand overflowed the stack).
+    var nesting = 0
+    static let deepestNesting = 64
 
     init(_ data: Data) throws {
         bytes = Array(data)
@@ -223,7 +227,14 @@ extension CompiledModel.Property {
             externalStorage: try r.optional { try $0.bool() }, preserveAfterDeletion: try r.optional { try $0.bool() },
             cloudEncryption: try r.optional { try $0.bool() }, scalar: try r.optional { try $0.bool() },
             derivation: try r.optional { try $0.string() },
-            elements: try r.optional { reader in try reader.array { try CompiledModel.Property(from: &$0) } },
+            elements: try r.optional { reader in
+                reader.nesting += 1
+                defer { reader.nesting -= 1 }
+                guard reader.nesting <= BinaryReader.deepestNesting else {
+                    throw BinaryReader.Malformed(reason: "composite elements nested more than \(BinaryReader.deepestNesting) deep")
+                }
+                return try reader.array { try CompiledModel.Property(from: &$0) }
+            },
             destination: try r.optional { try $0.string() }, inverse: try r.optional { try $0.string() },
             minCount: try r.optional { try $0.int() }, maxCount: try r.optional { try $0.int() },
             deleteRule: try r.optional { try $0.uint() }, ordered: try r.optional { try $0.bool() },

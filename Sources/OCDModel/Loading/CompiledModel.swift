@@ -514,7 +514,7 @@ package enum CompiledModel {
             case "bool": return encoded.value == "1"
             case "int": return Int(encoded.value)
             case "double": return Double(encoded.value)
-            case "date": return Double(encoded.value).map { Date(timeIntervalSinceReferenceDate: $0) }
+            case "date": return Double(encoded.value).flatMap { $0.isFinite ? Date(timeIntervalSinceReferenceDate: $0) : nil }
             case "data": return Data(base64Encoded: encoded.value)
             default: return encoded.value
             }

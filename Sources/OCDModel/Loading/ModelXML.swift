@@ -28,6 +28,11 @@ final class ModelXMLElement {
 
     /// Parses `data` (the `contents` of an `.xcdatamodel`), reporting malformed XML with its line.
     static func parse(_ data: Data, file: URL) throws -> ModelXMLElement {
+        // Linux Foundation's XMLParser stops the process on a byte that is not UTF-8 in an element's or
+        // attribute's name; such a file is malformed anyway.
+        if let line = invalidUTF8Line(data) {
+            throw ModelLoadError(file: file, line: line, problem: "malformed XML (a byte sequence that is not UTF-8)")
+        }
         let builder = Builder()
         let parser = XMLParser(data: data)
         parser.delegate = builder
@@ -40,6 +45,27 @@ final class ModelXMLElement {
             throw ModelLoadError(file: file, line: builder.errorLine ?? parser.lineNumber, problem: "malformed XML (\(reason))")
         }
         return root
+    }
+
+    /// The line of the first byte that is not UTF-8, in a document in UTF-8 (declared, or by default);
+    /// nil when there is none, or the document is UTF-16 or declares another encoding.
+    private static func invalidUTF8Line(_ data: Data) -> Int? {
+        if data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE]) { return nil }
+        let head = String(decoding: data.prefix(200), as: UTF8.self).lowercased()
+        if let declared = head.range(of: "encoding=") {
+            let value = head[declared.upperBound...].dropFirst()
+            if !value.hasPrefix("utf-8") && !value.hasPrefix("utf8") { return nil }
+        }
+        var parser = Unicode.UTF8.ForwardParser()
+        var bytes = data.makeIterator()
+        var line = 1
+        while true {
+            switch parser.parseScalar(from: &bytes) {
+            case .valid(let scalar): if scalar.count == 1, scalar.first == 0x0A { line += 1 }
+            case .error: return line
+            case .emptyInput: return nil
+            }
+        }
     }
 
     private final class Builder: NSObject, XMLParserDelegate {

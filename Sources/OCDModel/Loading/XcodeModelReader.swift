@@ -273,6 +273,10 @@ private struct ModelBuilder {
             if within.contains(compositeName) {
                 throw error(element, "the composite '\(compositeName)' contains itself")
             }
+            // Each level is a call: a file's nesting is bounded rather than trusted.
+            guard within.count < BinaryReader.deepestNesting else {
+                throw error(element, "composites nested more than \(BinaryReader.deepestNesting) deep")
+            }
             composite.elements = try definition.children(named: "attribute").map {
                 try buildAttribute($0, composites: composites, within: within.union([compositeName]))
             }
@@ -295,7 +299,7 @@ private struct ModelBuilder {
 
     func defaultValue(_ element: ModelXMLElement, type: NSAttributeType) throws -> Any? {
         if type == .dateAttributeType, let interval = element["defaultDateTimeInterval"] {
-            guard let seconds = Double(interval) else { throw error(element, "the default date '\(interval)' is not a number of seconds") }
+            guard let seconds = Double(interval), seconds.isFinite else { throw error(element, "the default date '\(interval)' is not a number of seconds") }
             return Date(timeIntervalSinceReferenceDate: seconds)
         }
         guard let text = element["defaultValueString"] else { return nil }

@@ -1,0 +1,143 @@
+import Foundation
+import OCDGraph
+import OCDModel
+import OCDSQLiteStore
+import OCDStore
+import OCDTestSupport
+import Testing
+import class OCDPredicate.NSPredicate
+
+/// An Employee whose `age` (Integer 16) is read through an `Int16` property, as `@Managed var age: Int16`
+/// expands it.
+final class NarrowEmployee: NSManagedObject, @unchecked Sendable {
+    var age: Int16 { managedValue(forKey: "age") }
+    static let className = String(reflecting: NarrowEmployee.self)
+}
+
+/// Values in files (written by other code, or damaged) that reached a trap of Swift or of Linux
+/// Foundation; each test stopped the process before its fix. Found by an audit of bad-input paths.
+@Suite struct BadInputRegressionTests {
+    /// A store with one Employee and one Company, closed.
+    private func store(_ folder: TemporaryFolder, _ model: NSManagedObjectModel = TestModel.make()) throws -> URL {
+        let url = folder.file()
+        let stack = try SQLiteStack(model: model, url: url, options: ["NSSQLitePragmasOption": ["journal_mode": "DELETE"]])
+        try withExtendedLifetime(stack.context) {
+            stack.insert("Employee", ["name": "Ann", "age": 30, "hired": Date(timeIntervalSinceReferenceDate: 0)])
+            stack.insert("Company", ["name": "Acme"])
+            try stack.context.save()
+        }
+        try stack.coordinator.remove(stack.store)
+        return url
+    }
+
+    /// SQLite does not enforce an Integer 16 column's width: 70000 reads through an `Int16` property
+    /// truncated, as Apple's scalar accessors read it (`shortValue`), not as a stopped process.
+    @Test func aNumberBeyondAnIntegerAttributesWidthReadsTruncated() throws {
+        NSManagedObjectModel.registerManagedObjectClass(NarrowEmployee.self, forName: NarrowEmployee.className)
+        let model = TestModel.make { entities, _ in entities["Employee"]!.managedObjectClassName = NarrowEmployee.className }
+        let folder = TemporaryFolder()
+        let url = try store(folder, model)
+        try RawSQL.execute(url, "UPDATE ZEMPLOYEE SET ZAGE = 70000")
+        let stack = try SQLiteStack(model: model, url: url)
+        let ages = try withExtendedLifetime(stack.context) { try stack.fetch("Employee").map { ($0 as? NarrowEmployee)?.age } }
+        #expect(ages == [Int16(truncatingIfNeeded: 70000)])
+    }
+
+    /// A date column holding no number of seconds (NaN, an infinity) reads as nil: Linux Foundation stops
+    /// describing such a date.
+    @Test func aDateThatIsNoNumberOfSecondsReadsAsNil() throws {
+        let folder = TemporaryFolder()
+        let url = try store(folder)
+        for stored in ["'nan'", "9e999", "-9e999", "'inf'"] {
+            try RawSQL.execute(url, "UPDATE ZEMPLOYEE SET ZHIRED = \(stored)")
+            let stack = try SQLiteStack(model: TestModel.make(), url: url)
+            let hired = try withExtendedLifetime(stack.context) { try stack.fetch("Employee").first?.value(forKey: "hired") }
+            #expect(hired == nil, "\(stored)")
+        }
+    }
+
+    /// A key maximum at Int64's end leaves no keys for new objects: the save fails, where adding the
+    /// save's count trapped.
+    @Test func aKeyMaximumAtTheEndOfInt64FailsTheSave() throws {
+        let folder = TemporaryFolder()
+        let url = try store(folder)
+        try RawSQL.execute(url, "UPDATE Z_PRIMARYKEY SET Z_MAX = 9223372036854775807 WHERE Z_NAME = 'Company'")
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        try withExtendedLifetime(stack.context) {
+            stack.insert("Company", ["name": "Another"])
+            let error = #expect(throws: NSError.self) { try stack.context.save() }
+            #expect(error?.localizedDescription.contains("no primary keys left") == true, "\(String(describing: error))")
+        }
+    }
+
+    /// A version at Int64's end (Z_OPT) wraps in memory instead of trapping when the object is saved.
+    @Test func aVersionAtTheEndOfInt64DoesNotTrap() throws {
+        let folder = TemporaryFolder()
+        let url = try store(folder)
+        try RawSQL.execute(url, "UPDATE ZCOMPANY SET Z_OPT = 9223372036854775807")
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        try withExtendedLifetime(stack.context) {
+            let company = try #require(try stack.fetch("Company").first)
+            company.setValue("Renamed", forKey: "name")
+            try stack.context.save()
+            #expect(company.value(forKey: "name") as? String == "Renamed")
+        }
+    }
+
+    /// A busy timeout beyond Int32's milliseconds, or infinity ("wait forever"), is clamped.
+    @Test func aHugeTimeoutIsClamped() throws {
+        let folder = TemporaryFolder()
+        for timeout in [Double.infinity, 1e12, .nan] {
+            let stack = try SQLiteStack(model: TestModel.make(), url: folder.file(), options: [NSPersistentStoreTimeoutOption: timeout])
+            #expect(stack.coordinator.persistentStores.count == 1, "\(timeout)")
+        }
+    }
+
+    /// Composite element names and fetch index names become SQL text like entity and property names:
+    /// names that are not plain identifiers are refused (134080) rather than written into SQL.
+    @Test func compositeElementAndFetchIndexNamesMustBeIdentifiers() throws {
+        func model(element: String, index: String) -> NSManagedObjectModel {
+            let entity = TestModel.entity("Place", [TestModel.attribute("name", .stringAttributeType)])
+            let composite = NSCompositeAttributeDescription()
+            composite.name = "location"
+            composite.elements = [TestModel.attribute(element, .doubleAttributeType)]
+            entity.properties.append(composite)
+            let byName = NSFetchIndexDescription(name: index, elements: [NSFetchIndexElementDescription(property: entity.properties[0], collationType: .binary)])
+            entity.indexes = [byName]
+            let model = NSManagedObjectModel()
+            model.entities = [entity]
+            return model
+        }
+        let folder = TemporaryFolder()
+        for (number, (element, index)) in [("x); DROP TABLE Z_METADATA; --", "byName"), ("x", "i ON ZPLACE (ZNAME); DROP TABLE Z_METADATA; --")].enumerated() {
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model(element: element, index: index))
+            let error = #expect(throws: NSError.self) {
+                try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: folder.file("Refused\(number).sqlite"), options: nil)
+            }
+            #expect(error?.code == 134080, "\(String(describing: error))")
+            #expect(error?.localizedDescription.contains("cannot name an SQLite") == true, "\(String(describing: error))")
+        }
+        let stack = try SQLiteStack(model: model(element: "x", index: "byName"), url: folder.file("Accepted.sqlite"))
+        #expect(stack.coordinator.persistentStores.count == 1)
+    }
+
+    /// The comparison function the store registers refuses operator and option numbers it does not know
+    /// (a trigger of a file written by other code can call it with anything): negative ones trapped.
+    @Test func theComparisonFunctionRefusesUnknownNumbers() throws {
+        let folder = TemporaryFolder()
+        let url = try store(folder)
+        try RawSQL.execute(url, """
+            CREATE TABLE PROBE (RESULT);
+            CREATE TRIGGER PROBE_ON_INSERT AFTER INSERT ON ZCOMPANY BEGIN
+              INSERT INTO PROBE VALUES (ocd_compare(-1, -1, 1, 1)), (ocd_compare(4, -3, 1, 1)), (ocd_compare(4, 0, 1, 1));
+            END;
+            """)
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        try withExtendedLifetime(stack.context) {
+            stack.insert("Company", ["name": "Probe"])
+            try stack.context.save()
+        }
+        let results = try RawSQL.rows(url, "SELECT RESULT FROM PROBE ORDER BY rowid").map { $0["RESULT"] as? Int64 }
+        #expect(results == [nil, nil, 1], "\(results)")
+    }
+}
