@@ -61,6 +61,16 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw Self.error(NSFileReadNoSuchFileErrorCode, "The read-only store \(path) does not exist.", path: path)
         }
         if exists { try Self.checkWriteAheadLog(path) }
+        if !exists {
+            // A model whose names SQL cannot take is refused before a file is made: a failed add leaves
+            // no empty database behind. (Deleting a file made by a failed open could delete one another
+            // coordinator made meanwhile.)
+            do {
+                _ = try StoreSchema(entities: entities, numbers: StoreSchema.defaultEntityNumbers(entities))
+            } catch let failure as StoreError {
+                throw Self.error(NSPersistentStoreOpenErrorCode, "\(failure)", path: path, underlying: failure)
+            }
+        }
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: path, readOnly: isReadOnly, create: !exists)

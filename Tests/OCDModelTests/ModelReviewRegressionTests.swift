@@ -113,6 +113,22 @@ struct ModelReviewRegressionTests {
         }
     }
 
+    /// A compiled model folder's VersionInfo.plist names a version of the folder, not a path out of it.
+    @Test func aCompiledFoldersCurrentVersionStaysInTheFolder() throws {
+        let folder = ScratchFiles.path("Escape.momd")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for name in ["../Elsewhere", "..", ""] {
+            let info = try PropertyListSerialization.data(fromPropertyList: ["NSManagedObjectModel_CurrentVersionName": name], format: .xml, options: 0)
+            try info.write(to: folder.appendingPathComponent("VersionInfo.plist"))
+            do {
+                _ = try NSManagedObjectModel(validatingContentsOf: folder)
+                Issue.record("loaded '\(name)'")
+            } catch let error as ModelLoadError {
+                #expect(error.problem.contains("is not a version of this folder"), "\(name): \(error)")
+            }
+        }
+    }
+
     @Test func currentVersionMustBeAVersionOfTheBundle() throws {
         let root = ScratchFiles.path("Loop.xcdatamodeld")
         let version = root.appendingPathComponent("Loop.xcdatamodel")

@@ -116,6 +116,8 @@ final class NarrowEmployee: NSManagedObject, @unchecked Sendable {
             }
             #expect(error?.code == 134080, "\(String(describing: error))")
             #expect(error?.localizedDescription.contains("cannot name an SQLite") == true, "\(String(describing: error))")
+            // Refused before a file is made: nothing is left behind.
+            #expect(!FileManager.default.fileExists(atPath: folder.file("Refused\(number).sqlite").path))
         }
         let stack = try SQLiteStack(model: model(element: "x", index: "byName"), url: folder.file("Accepted.sqlite"))
         #expect(stack.coordinator.persistentStores.count == 1)

@@ -81,7 +81,7 @@ struct KeyedArchive {
         switch resolve(object[key]) {
         case let int as Int: return int
         case let number as NSNumber: return number.intValue
-        case let double as Double: return Int(double)
+        case let double as Double: return Int(exactly: double.rounded(.towardZero))
         default: return nil
         }
     }

@@ -321,6 +321,10 @@ package enum CompiledModel {
             guard let current = info?["NSManagedObjectModel_CurrentVersionName"] as? String else {
                 throw ModelLoadError(file: infoURL, line: nil, problem: "no NSManagedObjectModel_CurrentVersionName: not a compiled model folder")
             }
+            // A version of this folder only: not a path out of it.
+            guard !current.isEmpty, !current.contains("/"), current != ".", current != ".." else {
+                throw ModelLoadError(file: infoURL, line: nil, problem: "the current version name '\(current)' is not a version of this folder")
+            }
             file = url.appendingPathComponent("\(current).\(fileExtension)")
             guard FileManager.default.fileExists(atPath: file.path) else {
                 let apple = url.appendingPathComponent("\(current).mom")
