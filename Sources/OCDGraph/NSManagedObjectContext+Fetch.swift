@@ -464,7 +464,8 @@ struct DictionaryColumn {
         case .booleanAttributeType:
             if let number { return NSNumber(value: integer(number) != 0) }
         case .dateAttributeType:
-            if let number { return Date(timeIntervalSinceReferenceDate: number.doubleValue) }
+            // Not a number of seconds (NaN, an infinity): nil, as the stores read such a column.
+            if let number { return number.doubleValue.isFinite ? Date(timeIntervalSinceReferenceDate: number.doubleValue) : nil }
         case .stringAttributeType:
             if value is String { return value }
             if let number { return number.stringValue }

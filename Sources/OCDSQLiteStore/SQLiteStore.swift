@@ -1090,7 +1090,13 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             writer.updateColumns = columns
             writer.updateSQL = mapping.updateSQL(columns)
         }
-        let statement = try connection.statement(writer.updateSQL)
+        // A version at Int64's end (a file written by other code) wraps to Int64's start, as the saved
+        // object's version does in memory: SQLite's `Z_OPT + 1` would turn it into a REAL that no later
+        // `WHERE Z_OPT = ?` matches, and the row could never be saved again.
+        let sql = expectedVersion == .max
+            ? writer.updateSQL.replacingOccurrences(of: "SET Z_OPT = Z_OPT + 1", with: "SET Z_OPT = -9223372036854775807 - 1")
+            : writer.updateSQL
+        let statement = try connection.statement(sql)
         let next = try bindColumnValues(row, writer.columns, columns, to: statement, from: 1)
         try statement.bind(integer: pk, at: next)
         try statement.bind(integer: expectedVersion, at: next + 1)

@@ -296,9 +296,6 @@ final class StoreSchema {
                     pending += (element as? NSCompositeAttributeDescription)?.elements ?? []
                 }
             }
-            for fetchIndex in entity.indexes where !Self.isIdentifier(fetchIndex.name) {
-                throw StoreError.invalidStore("The fetch index name \"\(fetchIndex.name)\" of \(entity.name ?? "") cannot name an SQLite index: use letters, digits and underscores, starting with a letter.")
-            }
         }
         var tables: [String: RootTable] = [:]
         for entity in entities.sorted(by: { (numbers[$0.name ?? ""] ?? 0) < (numbers[$1.name ?? ""] ?? 0) }) {
@@ -632,7 +629,9 @@ final class StoreSchema {
                 }
                 guard !parts.isEmpty else { continue }
                 let name = "Z_\(entityName)_\(fetchIndex.name)"
-                index(name, "CREATE INDEX \(name) ON \(table) (\(parts.joined(separator: ", ")))")
+                // A fetch index's name is free text in the model: quoted unless a plain identifier.
+                let sqlName = Self.isIdentifier(name) ? name : SQLiteStore.quoted(name)
+                index(name, "CREATE INDEX \(sqlName) ON \(table) (\(parts.joined(separator: ", ")))")
             }
         }
         return sql

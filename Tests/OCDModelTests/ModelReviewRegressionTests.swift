@@ -59,18 +59,30 @@ struct ModelReviewRegressionTests {
     @Test func aByteThatIsNotUTF8IsAnErrorWithItsLine() throws {
         for body in [Data("<entity name=\"A\">\n<a".utf8) + [0xD5] + Data("b/></entity>".utf8),
                      Data("<entity n".utf8) + [0xD5] + Data("m=\"A\"/>".utf8)] {
-            let folder = try temporaryModel("")
-            var xml = Data(modelXML("").utf8)
-            xml.replaceSubrange(xml.range(of: Data("</model>".utf8))!, with: body + Data("</model>".utf8))
-            try xml.write(to: folder.appendingPathComponent("contents"))
-            do {
-                _ = try NSManagedObjectModel(validatingContentsOf: folder)
-                Issue.record("loaded")
-            } catch let error as ModelLoadError {
-                #expect(error.problem.contains("not UTF-8"), "\(error)")
-                #expect(error.line != nil)
+            // Declared as Xcode writes it, with spaces around '=', as UTF-16 without a byte order mark
+            // (libxml2 reads that as UTF-8 too), or not at all.
+            for declaration in [#"encoding="UTF-8""#, #"encoding = 'utf-8'"#, #"encoding= "UTF-8""#, #"encoding="UTF-16""#, ""] {
+                let folder = try temporaryModel("")
+                var xml = Data(modelXML("").replacingOccurrences(of: #"encoding="UTF-8""#, with: declaration).utf8)
+                xml.replaceSubrange(xml.range(of: Data("</model>".utf8))!, with: body + Data("</model>".utf8))
+                try xml.write(to: folder.appendingPathComponent("contents"))
+                do {
+                    _ = try NSManagedObjectModel(validatingContentsOf: folder)
+                    Issue.record("loaded with \(declaration)")
+                } catch let error as ModelLoadError {
+                    #expect(error.problem.contains("not UTF-8"), "\(declaration): \(error)")
+                    #expect(error.line != nil)
+                }
             }
         }
+        // A single-byte encoding's bytes are all characters: such a file is the parser's to read.
+        let latin = try temporaryModel("")
+        var xml = Data(modelXML(#"<entity name="A"><attribute name="n" attributeType="String" defaultValueString="caf"#).replacingOccurrences(of: #"encoding="UTF-8""#, with: #"encoding="ISO-8859-1""#).utf8)
+        xml.append(contentsOf: [0xE9] + Array(#""/></entity></model>"#.utf8))
+        xml.replaceSubrange(xml.range(of: Data("\n</model>".utf8))!, with: Data())
+        try xml.write(to: latin.appendingPathComponent("contents"))
+        let model = try NSManagedObjectModel(validatingContentsOf: latin)
+        #expect((model.entitiesByName["A"]?.attributesByName["n"]?.defaultValue as? String) == "café")
     }
 
     /// Composites nested beyond 64 levels are an error in the XML reader and in the compiled-model

@@ -52,4 +52,13 @@ import Testing
         try PropertyLists.check(Data("<plist><string>x</string></plist>".utf8))
         try PropertyLists.check(Data([1, 2, 3]))
     }
+
+    /// A date that is no number of seconds (NaN) is refused: Linux Foundation stops describing it.
+    @Test func aBinaryPropertyListHoldingANaNDateIsRefused() throws {
+        var data = try PropertyListSerialization.data(fromPropertyList: ["when": Date(timeIntervalSinceReferenceDate: 1.5)], format: .binary, options: 0)
+        try PropertyLists.check(data)
+        let marker = try #require(data.firstIndex(of: 0x33))
+        data.replaceSubrange((marker + 1)..<(marker + 9), with: withUnsafeBytes(of: Double.nan.bitPattern.bigEndian) { Data($0) })
+        #expect(throws: PropertyLists.Malformed.self) { try PropertyLists.check(data) }
+    }
 }

@@ -56,6 +56,23 @@ final class NarrowEmployee: NSManagedObject, @unchecked Sendable {
         }
     }
 
+    /// A dictionary result of a date column that holds no number of seconds has no date for it.
+    @Test func aDictionaryResultOfADateThatIsNoNumberOfSecondsHasNoDate() throws {
+        let folder = TemporaryFolder()
+        let url = try store(folder)
+        try RawSQL.execute(url, "UPDATE ZEMPLOYEE SET ZHIRED = 9e999")
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        let rows = try withExtendedLifetime(stack.context) {
+            let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+            request.resultType = .dictionaryResultType
+            request.propertiesToFetch = ["name", "hired"]
+            return try stack.context.fetch(request)
+        }
+        #expect(rows.count == 1)
+        #expect(rows.first?["name"] as? String == "Ann")
+        #expect(rows.first?["hired"] as? Date == nil)
+    }
+
     /// A key maximum at Int64's end leaves no keys for new objects: the save fails, where adding the
     /// save's count trapped.
     @Test func aKeyMaximumAtTheEndOfInt64FailsTheSave() throws {
@@ -70,8 +87,10 @@ final class NarrowEmployee: NSManagedObject, @unchecked Sendable {
         }
     }
 
-    /// A version at Int64's end (Z_OPT) wraps in memory instead of trapping when the object is saved.
-    @Test func aVersionAtTheEndOfInt64DoesNotTrap() throws {
+    /// A version at Int64's end (Z_OPT) wraps to Int64's start, in the file as in memory, instead of
+    /// trapping; the row can be saved again, and deleted, afterwards (SQLite's `Z_OPT + 1` would have made
+    /// it a REAL that no later version check matches).
+    @Test func aVersionAtTheEndOfInt64WrapsAndTheRowStaysWritable() throws {
         let folder = TemporaryFolder()
         let url = try store(folder)
         try RawSQL.execute(url, "UPDATE ZCOMPANY SET Z_OPT = 9223372036854775807")
@@ -80,8 +99,14 @@ final class NarrowEmployee: NSManagedObject, @unchecked Sendable {
             let company = try #require(try stack.fetch("Company").first)
             company.setValue("Renamed", forKey: "name")
             try stack.context.save()
-            #expect(company.value(forKey: "name") as? String == "Renamed")
+            #expect(try RawSQL.rows(url, "SELECT Z_OPT FROM ZCOMPANY").first?["Z_OPT"] as? Int64 == .min)
+            company.setValue("Renamed again", forKey: "name")
+            try stack.context.save()
+            #expect(try RawSQL.rows(url, "SELECT Z_OPT, ZNAME FROM ZCOMPANY").first?["ZNAME"] as? String == "Renamed again")
+            stack.context.delete(company)
+            try stack.context.save()
         }
+        #expect(try RawSQL.rows(url, "SELECT COUNT(*) AS N FROM ZCOMPANY").first?["N"] as? Int64 == 0)
     }
 
     /// A busy timeout beyond Int32's milliseconds, or infinity ("wait forever"), is clamped.
@@ -93,9 +118,10 @@ final class NarrowEmployee: NSManagedObject, @unchecked Sendable {
         }
     }
 
-    /// Composite element names and fetch index names become SQL text like entity and property names:
-    /// names that are not plain identifiers are refused (134080) rather than written into SQL.
-    @Test func compositeElementAndFetchIndexNamesMustBeIdentifiers() throws {
+    /// Composite element names become column names like property names: names that are not plain
+    /// identifiers are refused (134080) rather than written into SQL. A fetch index's name, which only names
+    /// its index, is quoted instead.
+    @Test func compositeElementNamesMustBeIdentifiersAndFetchIndexNamesAreQuoted() throws {
         func model(element: String, index: String) -> NSManagedObjectModel {
             let entity = TestModel.entity("Place", [TestModel.attribute("name", .stringAttributeType)])
             let composite = NSCompositeAttributeDescription()
@@ -109,7 +135,7 @@ final class NarrowEmployee: NSManagedObject, @unchecked Sendable {
             return model
         }
         let folder = TemporaryFolder()
-        for (number, (element, index)) in [("x); DROP TABLE Z_METADATA; --", "byName"), ("x", "i ON ZPLACE (ZNAME); DROP TABLE Z_METADATA; --")].enumerated() {
+        for (number, (element, index)) in [("x); DROP TABLE Z_METADATA; --", "byName")].enumerated() {
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model(element: element, index: index))
             let error = #expect(throws: NSError.self) {
                 try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: folder.file("Refused\(number).sqlite"), options: nil)
@@ -119,8 +145,12 @@ final class NarrowEmployee: NSManagedObject, @unchecked Sendable {
             // Refused before a file is made: nothing is left behind.
             #expect(!FileManager.default.fileExists(atPath: folder.file("Refused\(number).sqlite").path))
         }
-        let stack = try SQLiteStack(model: model(element: "x", index: "byName"), url: folder.file("Accepted.sqlite"))
+        let odd = "i ON ZPLACE (ZNAME); DROP TABLE Z_METADATA; --"
+        let url = folder.file("Accepted.sqlite")
+        let stack = try SQLiteStack(model: model(element: "x", index: odd), url: url)
         #expect(stack.coordinator.persistentStores.count == 1)
+        #expect(try RawSQL.rows(url, "SELECT COUNT(*) AS N FROM Z_METADATA").first?["N"] as? Int64 == 1)
+        #expect(try RawSQL.rows(url, "SELECT name FROM sqlite_master WHERE type = 'index'").contains { $0["name"] as? String == "Z_Place_" + odd })
     }
 
     /// The comparison function the store registers refuses operator and option numbers it does not know

@@ -47,15 +47,17 @@ final class ModelXMLElement {
         return root
     }
 
-    /// The line of the first byte that is not UTF-8, in a document in UTF-8 (declared, or by default);
-    /// nil when there is none, or the document is UTF-16 or declares another encoding.
+    /// The line of the first byte that is not UTF-8 in a document libxml2 reads as UTF-8: one that declares
+    /// UTF-8, declares nothing, or declares an encoding it cannot start in without a byte order mark
+    /// (UTF-16). Nil when there is no such byte, or the document has a UTF-16 byte order mark or starts
+    /// as UTF-16 does, or declares a single-byte encoding (ISO-8859-1, windows-1252, ASCII), whose bytes
+    /// are all characters.
     private static func invalidUTF8Line(_ data: Data) -> Int? {
-        if data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE]) { return nil }
-        let head = String(decoding: data.prefix(200), as: UTF8.self).lowercased()
-        if let declared = head.range(of: "encoding=") {
-            let value = head[declared.upperBound...].dropFirst()
-            if !value.hasPrefix("utf-8") && !value.hasPrefix("utf8") { return nil }
-        }
+        if data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE])
+            || data.starts(with: [0x3C, 0x00]) || data.starts(with: [0x00, 0x3C]) { return nil }
+        if let declared = declaredEncoding(data),
+           declared.hasPrefix("iso-8859") || declared.hasPrefix("windows-") || declared.hasPrefix("cp125")
+            || declared == "ascii" || declared == "us-ascii" || declared.hasPrefix("latin") { return nil }
         var parser = Unicode.UTF8.ForwardParser()
         var bytes = data.makeIterator()
         var line = 1
@@ -66,6 +68,19 @@ final class ModelXMLElement {
             case .emptyInput: return nil
             }
         }
+    }
+
+    /// The encoding an XML declaration names (`encoding = 'ISO-8859-1'`, spaces and either quote),
+    /// lowercased; nil without one.
+    private static func declaredEncoding(_ data: Data) -> String? {
+        let head = String(decoding: data.prefix(256), as: UTF8.self).lowercased()
+        guard head.hasPrefix("<?xml") || head.hasPrefix("\u{FEFF}<?xml"), let end = head.range(of: "?>"),
+              let key = head.range(of: "encoding", range: head.startIndex..<end.lowerBound) else { return nil }
+        var rest = head[key.upperBound..<end.lowerBound].drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        guard rest.first == "=" else { return nil }
+        rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
+        return String(rest.dropFirst().prefix { $0 != quote })
     }
 
     private final class Builder: NSObject, XMLParserDelegate {
