@@ -142,6 +142,18 @@ public enum ManagedValueCoercion {
         return nil
     }
 
+    static func isRawValue<R: RawRepresentable>(_ value: Any, of type: R.Type) -> Bool {
+        convert(value, to: R.RawValue.self) != nil
+    }
+
+    /// Nil for an optional enum property whose stored raw value names no case (a value written by a newer
+    /// version of the app, with a case this one does not know): the property has no value it can show.
+    /// Nil (no answer) for anything else.
+    static func unknownCase<T>(_ value: Any?, as type: T.Type) -> T? {
+        guard let value, let optional = T.self as? any OptionalOfRawRepresentable.Type, optional.isRawValue(value) else { return nil }
+        return (nil as Any?) as? T
+    }
+
     /// A stored number out of a narrower integer type's range (an Integer 16 column can hold 70000: SQLite
     /// does not enforce widths) as that type reads it on Apple platforms, whose scalar accessors take
     /// `shortValue` or `intValue`: truncated. Nil for anything else.
@@ -247,6 +259,8 @@ extension Set: ManagedEmptyCollection { public static var managedEmpty: Set<Elem
 /// converts to.
 protocol OptionalOfRawRepresentable {
     static func wrapping(_ value: Any) -> Any?
+    /// Whether `value` is a raw value of the wrapped enum's raw type (a case of it or not).
+    static func isRawValue(_ value: Any) -> Bool
 }
 
 extension Optional: OptionalOfRawRepresentable {
@@ -254,5 +268,10 @@ extension Optional: OptionalOfRawRepresentable {
         guard let enumType = Wrapped.self as? any RawRepresentable.Type,
               let made = ManagedValueCoercion.makeRaw(enumType, from: value) as? Wrapped else { return nil }
         return Optional<Wrapped>.some(made)
+    }
+
+    static func isRawValue(_ value: Any) -> Bool {
+        guard let enumType = Wrapped.self as? any RawRepresentable.Type else { return false }
+        return ManagedValueCoercion.isRawValue(value, of: enumType)
     }
 }

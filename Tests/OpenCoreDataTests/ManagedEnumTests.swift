@@ -17,7 +17,7 @@ final class EnumBox: NSManagedObject {
 }
 
 @Suite struct ManagedEnumTests {
-    private func context() throws -> (NSPersistentStoreCoordinator, NSManagedObjectContext) {
+    fileprivate static func context() throws -> (NSPersistentStoreCoordinator, NSManagedObjectContext) {
         let entity = NSEntityDescription()
         entity.name = "EnumBox"
         entity.managedObjectClassName = "EnumBox"
@@ -27,7 +27,7 @@ final class EnumBox: NSManagedObject {
     }
 
     @Test func enumsAreStoredAsTheirRawValues() throws {
-        let (coordinator, context) = try context()
+        let (coordinator, context) = try Self.context()
         let box = EnumBox(context: context)
         box.status = .b
         #expect(box.value(forKey: "status") as? Int16 == 2)
@@ -50,12 +50,35 @@ final class EnumBox: NSManagedObject {
     }
 
     @Test func unsignedAndEightBitScalarsReadNilAsZero() throws {
-        let (_, context) = try context()
+        let (_, context) = try Self.context()
         let box = EnumBox(context: context)
         #expect(box.small == 0 && box.tiny == 0)
         box.small = 200
         box.tiny = -5
         #expect(box.value(forKey: "small") as? Int16 == 200)
         #expect(box.small == 200 && box.tiny == -5)
+    }
+
+    /// A raw value that names no case (written by a newer version of the app) reads as nil through an
+    /// optional enum property; the stored value stays as it is.
+    @Test func anUnknownCaseReadsAsNilThroughAnOptionalEnum() throws {
+        let (_, context) = try Self.context()
+        let box = EnumBox(context: context)
+        box.setValue("sleepy", forKey: "mood")
+        #expect(box.mood == nil)
+        #expect(box.value(forKey: "mood") as? String == "sleepy")
+    }
+
+    /// Through a non-optional enum property it stops with the accessor's message: there is no value to
+    /// give.
+    @Test func anUnknownCaseStopsANonOptionalEnum() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (_, context) = try ManagedEnumTests.context()
+            let box = EnumBox(context: context)
+            box.setValue(Int16(9), forKey: "status")
+            _ = box.status
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("cannot hold the stored value 9"), "stopped with another message: \(output)")
     }
 }
