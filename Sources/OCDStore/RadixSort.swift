@@ -26,6 +26,10 @@ package enum RadixSort {
             previous = key
         }
         if ascending { return nil }
+        // Positions are carried as UInt32s; beyond them, the standard library's (stable) sort.
+        guard keys.count <= Int(UInt32.max) else {
+            return keys.indices.sorted { (keys[$0], $0) < (keys[$1], $1) }
+        }
         var sortedKeys = keys
         var positions = (0..<UInt32(keys.count)).map { $0 }
         sort(&sortedKeys, carrying: &positions)

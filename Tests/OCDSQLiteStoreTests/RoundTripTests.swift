@@ -428,6 +428,60 @@ import class OCDPredicate.NSSortDescriptor
         #expect(try RawSQL.rows(url, "SELECT COUNT(*) AS N FROM ZCOMPANY").first?["N"] as? Int64 == 40)
     }
 
+    /// A save of several entities writes each entity's rows together, in key order: each entity numbers
+    /// its keys from 1, so key order alone would interleave the tables.
+    @Test func aSaveOfSeveralEntitiesWritesEachEntitysRowsTogether() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        _ = try SQLiteStack(model: TestModel.make(), url: url).store
+        try RawSQL.execute(url, """
+            CREATE TABLE WRITES (TBL TEXT, PK INTEGER);
+            CREATE TRIGGER W_COMPANY AFTER INSERT ON ZCOMPANY BEGIN INSERT INTO WRITES VALUES ('company', NEW.Z_PK); END;
+            CREATE TRIGGER W_PROJECT AFTER INSERT ON ZPROJECT BEGIN INSERT INTO WRITES VALUES ('project', NEW.Z_PK); END;
+            """)
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        try withExtendedLifetime(stack.context) {
+            var objects: [NSManagedObject] = []
+            for index in 0..<15 {
+                objects.append(stack.insert("Company", ["name": "c\(index)"]))
+                objects.append(stack.insert("Project", ["title": "p\(index)"]))
+            }
+            try stack.context.obtainPermanentIDs(for: objects.reversed())
+            try stack.context.save()
+        }
+        let writes = try RawSQL.rows(url, "SELECT TBL, PK FROM WRITES ORDER BY rowid").map { ($0["TBL"] as? String ?? "", $0["PK"] as? Int64 ?? 0) }
+        #expect(writes.count == 30)
+        // One run per table, each ascending.
+        let runs = writes.map(\.0).reduce(into: [String]()) { runs, table in if runs.last != table { runs.append(table) } }
+        #expect(runs.count == 2, "\(writes)")
+        for table in ["company", "project"] {
+            let keys = writes.filter { $0.0 == table }.map(\.1)
+            #expect(keys == keys.sorted(), "\(table): \(keys)")
+        }
+    }
+
+    /// Version conflicts are reported deletes first, then updates, as the save writes them.
+    @Test func conflictsOfDeletesComeBeforeThoseOfUpdates() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        try withExtendedLifetime(stack.context) {
+            for index in 0..<6 { stack.insert("Company", ["name": "c\(index)"]) }
+            try stack.context.save()
+            let companies = try stack.fetch("Company", sortedBy: "name")
+            // Another writer changes every row.
+            try RawSQL.execute(url, "UPDATE ZCOMPANY SET Z_OPT = Z_OPT + 1")
+            for (index, company) in companies.enumerated() {
+                if index % 2 == 0 { company.setValue("renamed \(index)", forKey: "name") } else { stack.context.delete(company) }
+            }
+            let error = #expect(throws: NSError.self) { try stack.context.save() }
+            let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict] ?? []
+            #expect(conflicts.count == 6)
+            let deleted = conflicts.map { $0.sourceObject.isDeleted }
+            #expect(deleted == [true, true, true, false, false, false], "\(deleted)")
+        }
+    }
+
     @Test func pragmasFromTheOptionsAreApplied() throws {
         let folder = TemporaryFolder()
         let url = folder.file()
