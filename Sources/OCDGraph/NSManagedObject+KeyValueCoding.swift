@@ -742,7 +742,7 @@ enum AttributeValues {
             }
         case .decimalAttributeType:
             if let decimal = value as? Decimal { normalized = decimal }
-            else if let number = ManagedValueCoercion.number(from: value) { normalized = number.decimalValue }
+            else if let number = ManagedValueCoercion.number(from: value) { normalized = number.finiteDecimalValue }
             else { normalized = nil }
         case .stringAttributeType:
             // An enum with a String raw value is stored as that value.

@@ -423,12 +423,13 @@ struct DictionaryColumn {
     /// The column's value for one row, as its result type says (`typed: false`: as computed, which is
     /// what grouping compares, as SQL groups the column before reading it).
     func value(for reader: RowReader, typed applyingType: Bool = true) throws -> Any? {
-        let value = try expression.expressionValueThrowing(with: reader)
         // propertiesToFetch holds attributes, to-one relationships and expressions (Apple's documentation);
-        // a to-many is an error, as in the SQLite store, not a set of internal row readers.
-        if let set = value as? Set<AnyHashable>, set.contains(where: { $0.base is RowReader }) || (set.isEmpty && isToManyKeyPath(reader)) {
+        // a key path through a to-many is an error, as in the SQLite store, not a set of internal row
+        // readers or of values (whose bridging Linux Foundation may not survive: a set of decimals).
+        if isToManyKeyPath(reader) {
             throw coreDataError(NSCoreDataError, [NSLocalizedDescriptionKey: "to-many key not allowed here: propertiesToFetch holds '\(name)', a to-many relationship"])
         }
+        let value = try expression.expressionValueThrowing(with: reader)
         let result = value.map(RowReader.publicValue)
         return applyingType ? result.map(typed) : result
     }
@@ -460,7 +461,7 @@ struct DictionaryColumn {
             if let number { return NSNumber(value: number.floatValue) }
         case .decimalAttributeType:
             if let decimal = value as? Decimal { return decimal }
-            if let number { return number.decimalValue }
+            if let number { return number.finiteDecimalValue }
         case .booleanAttributeType:
             if let number { return NSNumber(value: integer(number) != 0) }
         case .dateAttributeType:
@@ -475,11 +476,28 @@ struct DictionaryColumn {
         return value
     }
 
+    /// Whether the column is a key path that goes through a to-many relationship (`employees`,
+    /// `employees.salary`), answered once per entity of the rows read.
     private func isToManyKeyPath(_ reader: RowReader) -> Bool {
-        guard expression.expressionType == .keyPath, !expression.keyPath.contains("."),
-              let slot = reader.row.layout.slot(named: expression.keyPath) else { return false }
-        return (reader.row.layout.properties[slot] as? NSRelationshipDescription)?.isToMany == true
+        guard expression.expressionType == .keyPath else { return false }
+        let rowEntity = reader.row.layout.entity
+        if let known = toManyMemo.answers[ObjectIdentifier(rowEntity)] { return known }
+        var entity: NSEntityDescription? = rowEntity
+        var answer = false
+        for component in expression.keyPath.split(separator: ".") {
+            guard let relationship = entity?.propertiesByName[String(component)] as? NSRelationshipDescription else { break }
+            if relationship.isToMany { answer = true; break }
+            entity = relationship.destinationEntity
+        }
+        toManyMemo.answers[ObjectIdentifier(rowEntity)] = answer
+        return answer
     }
+
+    /// ``isToManyKeyPath(_:)``'s answers by entity, shared by the column's copies.
+    private final class ToManyMemo {
+        var answers: [ObjectIdentifier: Bool] = [:]
+    }
+    private let toManyMemo = ToManyMemo()
 
     func aggregate(over members: [RowReader]) throws -> Any? {
         let argument = expression.arguments?.first ?? NSExpression(forConstantValue: nil)
@@ -517,8 +535,10 @@ final class RowReader: NSObject, PredicateKeyValueCoding, StoreObjectReference {
     var referencedObjectID: NSManagedObjectID { row.objectID }
 
     static func publicValue(_ value: Any) -> Any {
-        if let reader = value as? RowReader { return reader.row.objectID }
-        return value
+        // Only a class instance can be a reader: casting a Swift collection to a class bridges it, and
+        // Linux Foundation's bridging never finishes hashing a decimal number it holds.
+        guard type(of: value) is AnyClass, let reader = value as? RowReader else { return value }
+        return reader.row.objectID
     }
 
     func predicateValue(forKey key: String) throws -> Any? {

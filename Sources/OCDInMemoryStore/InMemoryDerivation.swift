@@ -133,7 +133,7 @@ extension InMemoryStore.Tables {
             switch kind {
             case 0: return integer
             case 1: return double + Double(integer)
-            default: return decimal + Decimal(double) + Decimal(integer)
+            default: return decimal + (double.isFinite ? Decimal(double) : .nan) + Decimal(integer)  // Decimal(infinity) traps
             }
         case .now:
             return now
@@ -152,7 +152,7 @@ extension InMemoryStore.Tables {
         case .floatAttributeType:
             return (number?.floatValue ?? (value as? Decimal).map { NSDecimalNumber(decimal: $0).floatValue }).map { NSNumber(value: $0) }
         case .decimalAttributeType:
-            return (value as? Decimal) ?? number.map { $0.decimalValue }
+            return (value as? Decimal) ?? number.map { $0.finiteDecimalValue }
         default:
             return value
         }

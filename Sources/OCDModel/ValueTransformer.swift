@@ -244,8 +244,21 @@ package enum KeyedArchives {
         unarchiver.decodingFailurePolicy = .setErrorAndReturn
         defer { unarchiver.finishDecoding() }
         let root = unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
-        // A part that failed to decode is left out, or leaves a collection that crashes when used.
-        return unarchiver.error == nil ? root : nil
+        // A part that failed to decode is left out, or leaves a collection that crashes when used; a date
+        // of seconds that are no number (NaN, an infinity) stops Linux Foundation when it is described.
+        guard unarchiver.error == nil, let root, holdsOnlyFiniteDates(root, depth: 0) else { return nil }
+        return root
+    }
+
+    private static func holdsOnlyFiniteDates(_ value: Any, depth: Int) -> Bool {
+        guard depth < 1_000 else { return false }
+        if let date = value as? Date { return date.timeIntervalSinceReferenceDate.isFinite }
+        if let array = value as? [Any] { return array.allSatisfy { holdsOnlyFiniteDates($0, depth: depth + 1) } }
+        if let dictionary = value as? [AnyHashable: Any] {
+            return dictionary.allSatisfy { holdsOnlyFiniteDates($0.key.base, depth: depth + 1) && holdsOnlyFiniteDates($0.value, depth: depth + 1) }
+        }
+        if let set = value as? Set<AnyHashable> { return set.allSatisfy { holdsOnlyFiniteDates($0.base, depth: depth + 1) } }
+        return true
     }
 
     /// A keyed archive of `value` (without secure coding); nil when it holds something Linux Foundation's

@@ -23,7 +23,11 @@ enum ValueCoding {
         case .decimalAttributeType:
             if let decimal = value as? Decimal { return .text(decimal.description) }
             if let number = value as? NSDecimalNumber { return .text(number.stringValue) }
-            if let number = value as? NSNumber { return .text(number.decimalValue.description) }
+            if let number = value as? NSNumber {
+                // An infinity or NaN has no decimal form Core Data's column could hold.
+                guard number.doubleValue.isFinite || number is NSDecimalNumber else { break }
+                return .text(number.finiteDecimalValue.description)
+            }
         case .stringAttributeType:
             if let string = value as? String { return .text(string) }
         case .dateAttributeType:

@@ -166,5 +166,16 @@ final class SwatchTransformer: NSSecureUnarchiveFromDataTransformer {
         let parts = try #require(KeyedArchives.archive(["a", FailsToDecode(), "b"]))
         #expect(KeyedArchives.rootObject(of: parts) == nil)
         #expect(KeyedArchives.rootObject(of: try #require(KeyedArchives.archive(["a", "b"]))) as? [String] == ["a", "b"])
+        // A date of seconds that are no number (Linux Foundation stops describing it) reads as nothing,
+        // alone or inside a collection.
+        for seconds in [Double.nan, .infinity] {
+            let date = NSDate(timeIntervalSinceReferenceDate: seconds)
+            for value in [date as Any, [date] as Any, ["when": date] as Any] {
+                let archive = try NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: false)
+                #expect(KeyedArchives.rootObject(of: archive) == nil)
+            }
+        }
+        let fine = try NSKeyedArchiver.archivedData(withRootObject: [NSDate(timeIntervalSinceReferenceDate: 5)], requiringSecureCoding: false)
+        #expect((KeyedArchives.rootObject(of: fine) as? [Date])?.first?.timeIntervalSinceReferenceDate == 5)
     }
 }

@@ -124,6 +124,12 @@ struct NSExpressionTests {
         #expect(try value("CAST('4.5', 'NSNumber')") as? Double == 4.5)
         #expect(try value("CAST(42, 'NSString')") as? String == "42")
         #expect(throws: PredicateEvaluationError.self) { try value("CAST(1, 'NSWindow')") }
+        // Seconds that are no number (text from a user: "nan", "inf") make no date, which Linux
+        // Foundation would stop describing: the cast fails, typed.
+        for text in ["nan", "inf", "-infinity"] {
+            #expect(throws: PredicateEvaluationError.self, "\(text)") { try value("CAST(%@, 'NSDate')", nil, text) }
+        }
+        #expect(throws: PredicateEvaluationError.self) { try value("CAST(%@, 'NSDate')", nil, Double.nan) }
     }
 
     @Test func dateConstantsPrintAsCastAndParseBack() throws {

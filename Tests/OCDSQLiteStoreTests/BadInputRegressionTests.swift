@@ -172,4 +172,29 @@ final class NarrowEmployee: NSManagedObject, @unchecked Sendable {
         let results = try RawSQL.rows(url, "SELECT RESULT FROM PROBE ORDER BY rowid").map { $0["RESULT"] as? Int64 }
         #expect(results == [nil, nil, 1], "\(results)")
     }
+
+    /// An infinite double given for a decimal attribute (as a predicate's constant, or set) does not reach
+    /// Linux Foundation's `NSNumber.decimalValue`, which stops the process on one.
+    @Test func anInfiniteDoubleForADecimalAttributeDoesNotTrap() throws {
+        let model = NSManagedObjectModel()
+        model.entities = [TestModel.entity("Invoice", [TestModel.attribute("amount", .decimalAttributeType)])]
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: model, url: folder.file())
+        try withExtendedLifetime(stack.context) {
+            stack.insert("Invoice", ["amount": Decimal(5)])
+            try stack.context.save()
+            #expect(try stack.fetch("Invoice", "amount < %@", Double.infinity).count == 1)
+            #expect(try stack.fetch("Invoice", "amount > %@", -Double.infinity).count == 1)
+            let invoice = stack.insert("Invoice")
+            invoice.setValue(Double.infinity, forKey: "amount")
+            #expect((invoice.value(forKey: "amount") as? Decimal)?.isNaN == true)
+            // Kept as Decimal's text for it, "NaN", and read back as NaN.
+            try stack.context.save()
+        }
+        let stored = try RawSQL.rows(folder.file(), "SELECT ZAMOUNT FROM ZINVOICE ORDER BY Z_PK").map { $0["ZAMOUNT"] ?? nil }
+        #expect(stored.count == 2 && stored[0] as? Int64 == 5 && stored[1] as? String == "NaN", "\(stored)")
+        let reader = try SQLiteStack(model: model, url: folder.file())
+        let amounts = try withExtendedLifetime(reader.context) { try reader.fetch("Invoice").map { $0.value(forKey: "amount") as? Decimal } }
+        #expect(amounts.count == 2 && amounts.contains { $0?.isNaN == true }, "\(amounts)")
+    }
 }

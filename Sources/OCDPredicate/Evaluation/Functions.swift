@@ -195,11 +195,15 @@ enum Functions {
         case "NSDate", "Date":
             switch value {
             case .date: return value
+            // Seconds that are no number (NaN, an infinity) make no date: Linux Foundation stops
+            // describing one. The cast fails below, as for any value it cannot convert.
             case .string(let s):
-                guard let seconds = Double(s) else { break }
+                guard let seconds = Double(s), seconds.isFinite else { break }
                 return .date(Date(timeIntervalSinceReferenceDate: seconds))
             default:
-                if let number = value.numeric { return .date(Date(timeIntervalSinceReferenceDate: number.doubleValue)) }
+                if let number = value.numeric, number.doubleValue.isFinite {
+                    return .date(Date(timeIntervalSinceReferenceDate: number.doubleValue))
+                }
             }
         case "NSNumber":
             switch value {

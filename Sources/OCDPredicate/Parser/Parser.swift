@@ -538,7 +538,8 @@ struct Parser {
             let type = try parseExpression()
             try expectSymbol(")", "')' to close CAST")
             // CAST(<number>, "NSDate") is how dates print: fold it back into the date, so printing round-trips.
-            if case .constant(let seconds) = value.node, let number = seconds.numeric,
+            // Not for seconds that are no number (NaN, an infinity): evaluating the cast refuses them.
+            if case .constant(let seconds) = value.node, let number = seconds.numeric, number.doubleValue.isFinite,
                case .constant(.string("NSDate")) = type.node {
                 return NSExpression(node: .constant(.date(Date(timeIntervalSinceReferenceDate: number.doubleValue))))
             }

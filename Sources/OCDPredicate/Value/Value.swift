@@ -169,7 +169,13 @@ extension Value {
         case .date(let d): return d
         case .data(let d): return d
         case .array(let elements): return elements.map { $0.anyValue ?? NSNull() }
-        case .orderedSet(let elements): return NSOrderedSet(array: elements.map { $0.anyValue ?? NSNull() })
+        case .orderedSet(let elements):
+            // An ordered set hashes its members, and Linux Foundation's NSDecimalNumber never finishes
+            // hashing: ordered decimals are handed out as an array.
+            if elements.contains(where: { if case .decimal = $0 { return true } else { return false } }) {
+                return elements.map { $0.anyValue ?? NSNull() }
+            }
+            return NSOrderedSet(array: elements.map { $0.anyValue ?? NSNull() })
         case .set(let elements): return Set(elements.map { $0.hashableAny })
         case .dictionary(let pairs):
             var result: [AnyHashable: Any] = [:]
