@@ -187,6 +187,20 @@ import class OCDPredicate.NSPredicate
         ordered.insert(tasks[2], at: 0)
         #expect(ordered.array as? [NSManagedObject] == tasks)
     }
+
+    /// A MATCHES pattern that is no regular expression (text from a user) fails the fetch with an
+    /// error in both stores; the SQLite store matched nothing instead.
+    @Test func aPatternThatIsNoRegularExpressionFailsTheFetch() throws {
+        let stack = try TestStack()
+        try withExtendedLifetime(stack.context) {
+            stack.insert("Company", ["name": "Acme"])
+            try stack.context.save()
+            // The in-memory store hands the predicate's evaluation error on; the SQLite store, 134060.
+            let error = #expect(throws: (any Error).self) { _ = try stack.fetch("Company", "name MATCHES %@", "(") }
+            #expect("\(String(describing: error))".contains("regex"), "\(String(describing: error))")
+            #expect(try stack.fetch("Company", "name MATCHES %@", "A.*").count == 1)
+        }
+    }
 }
 
 @Suite struct MainQueueEventTests {

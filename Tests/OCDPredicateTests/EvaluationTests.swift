@@ -34,6 +34,21 @@ struct EvaluationTests {
         try NSPredicate(validatingFormat: format, argumentArray: arguments.map { $0 as Any }).evaluateThrowing(with: object)
     }
 
+    /// A NaN orders before every number and the same as a NaN, as CFNumberCompare (Apple's NSNumber
+    /// `compare:`) orders it, in comparisons, sorts and aggregates; before, ordering one threw, and the
+    /// non-throwing APIs stopped the process.
+    @Test func aNaNOrdersBeforeEveryNumber() throws {
+        let nan = ["price": Double.nan] as [String: Any]
+        #expect(try holds("price < 5", nan))
+        #expect(try !holds("price > 5", nan))
+        #expect(try holds("price <= %@", nan, Double.nan))
+        #expect(NSPredicate(format: "price > -1e300").evaluate(with: nan) == false)
+        let rows: [[String: Any]] = [["price": 3.0], ["price": Double.nan], ["price": 1.0]]
+        let sorted = rows.sorted(using: [NSSortDescriptor(key: "price", ascending: true)])
+        #expect(sorted.map { ($0["price"] as? Double).map { $0.isNaN ? -1 : $0 } } == [-1, 1, 3])
+        #expect((NSExpression(format: "@max.price").expressionValue(with: rows, context: nil) as? Double) == 3)
+    }
+
     @Test func keyPathsReadUserObjectsThroughTheProtocol() throws {
         let boss = Employee("Ada", salary: 300)
         let staff = Employee("Alan", salary: 120, manager: boss)

@@ -97,8 +97,13 @@ enum Comparison {
         case (.date(let a), .date(let b)):
             return a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
         default:
-            if let a = lhs.numeric, let b = rhs.numeric, let result = Numeric.compare(a, b) {
-                return result
+            if let a = lhs.numeric, let b = rhs.numeric {
+                if let result = Numeric.compare(a, b) { return result }
+                // A NaN (a double the store or the app holds): before every number and the same as a NaN,
+                // as CFNumberCompare, behind Apple's -[NSNumber compare:], orders it. Throwing instead
+                // stopped `evaluate(with:)` and sorts.
+                let aIsNaN = a.doubleValue.isNaN, bIsNaN = b.doubleValue.isNaN
+                if aIsNaN || bIsNaN { return aIsNaN == bIsNaN ? .orderedSame : (aIsNaN ? .orderedAscending : .orderedDescending) }
             }
             throw PredicateEvaluationError(.typeMismatch, "Can't compare \(describe(lhs)) with \(describe(rhs)): \(KeyValueCoding.typeName(lhs)) and \(KeyValueCoding.typeName(rhs)) have no common order.")
         }
