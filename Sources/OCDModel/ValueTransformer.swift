@@ -239,7 +239,10 @@ package enum KeyedArchives {
     /// The root object of the keyed archive `data`; nil when `data` is not one or its root cannot be
     /// decoded, whole. Without secure coding's class checks, which Linux Foundation also answers by stopping.
     package static func rootObject(of data: Data) -> Any? {
-        guard (try? PropertyLists.check(data)) != nil, let unarchiver = try? NSKeyedUnarchiver(forReadingFrom: data) else { return nil }
+        guard (try? PropertyLists.check(data)) != nil else { return nil }
+        // Class names are plain strings in the archive: only one that names the class is walked.
+        if data.range(of: Data("NSDecimalNumber".utf8)) != nil, hashesADecimal(data) { return nil }
+        guard let unarchiver = try? NSKeyedUnarchiver(forReadingFrom: data) else { return nil }
         unarchiver.requiresSecureCoding = false
         unarchiver.decodingFailurePolicy = .setErrorAndReturn
         defer { unarchiver.finishDecoding() }
@@ -248,6 +251,29 @@ package enum KeyedArchives {
         // of seconds that are no number (NaN, an infinity) stops Linux Foundation when it is described.
         guard unarchiver.error == nil, let root, holdsOnlyFiniteDates(root, depth: 0) else { return nil }
         return root
+    }
+
+    /// Whether the archive holds a decimal number in a set or as a dictionary's key (as Core Data on
+    /// Apple platforms writes a transformable set of decimals): decoding that collection hashes the
+    /// NSDecimalNumber, which Linux Foundation never finishes.
+    private static func hashesADecimal(_ data: Data) -> Bool {
+        guard let archive = try? KeyedArchive(data: data) else { return false }
+        let decimals = Set(archive.objects.indices.filter { index in
+            (archive.objects[index] as? KeyedArchive.Object).map { archive.className($0) == "NSDecimalNumber" } ?? false
+        })
+        guard !decimals.isEmpty else { return false }
+        for case let object as KeyedArchive.Object in archive.objects {
+            let hashed: Any?
+            switch archive.className(object) {
+            case "NSSet", "NSMutableSet", "NSCountedSet", "NSOrderedSet", "NSMutableOrderedSet": hashed = object["NS.objects"]
+            case "NSDictionary", "NSMutableDictionary": hashed = object["NS.keys"]
+            default: continue
+            }
+            if let references = hashed as? [Any], references.contains(where: { KeyedArchive.uid($0).map(decimals.contains) ?? false }) {
+                return true
+            }
+        }
+        return false
     }
 
     private static func holdsOnlyFiniteDates(_ value: Any, depth: Int) -> Bool {
