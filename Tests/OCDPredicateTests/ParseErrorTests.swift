@@ -70,6 +70,13 @@ struct ParseErrorTests {
         #expect(error.expected.contains("number"))
     }
 
+    /// A decimal argument beyond Int64 for `%d` is an error, as a double beyond it is: it wrapped.
+    @Test func integerDirectiveRejectsADecimalBeyondInt64() throws {
+        let error = try #require(parseError("a == %d", NSDecimalNumber(string: "1e30")))
+        #expect(error.expected.contains("an integer"))
+        #expect(parseError("a == %d", NSDecimalNumber(string: "42")) == nil)
+    }
+
     @Test func aPredicateArgumentForPercentAtIsRejected() throws {
         let error = try #require(parseError("a == %@", NSPredicate(value: true)))
         #expect(error.expected.contains("not an entire predicate"))

@@ -355,7 +355,9 @@ struct Lexer {
             switch number {
             case .int(let i): return .constant(.int(i))
             case .double(let d) where d.isFinite && abs(d) < 9.2e18: return .constant(.int(Int64(d)))
-            case .decimal(let d): return .constant(Value(NSDecimalNumber(decimal: d).int64Value))
+            // Whole decimals within Int64 only: NSDecimalNumber's int64Value wraps beyond it.
+            case .decimal(let d) where d.isFinite && abs(NSDecimalNumber(decimal: d).doubleValue) < 9.2e18:
+                return .constant(Value(NSDecimalNumber(decimal: d).int64Value))
             default: throw error(at: start, expected: "an integer for \(directive)", found: describeArgument(argument))
             }
         case UInt8(ascii: "f"), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "g"), UInt8(ascii: "G"),
