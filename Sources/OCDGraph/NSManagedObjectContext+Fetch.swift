@@ -430,6 +430,10 @@ struct DictionaryColumn {
             throw coreDataError(NSCoreDataError, [NSLocalizedDescriptionKey: "to-many key not allowed here: propertiesToFetch holds '\(name)', a to-many relationship"])
         }
         let value = try expression.expressionValueThrowing(with: reader)
+        // A to-many reached where the model walk could not see it (a relationship only a sub-entity has).
+        if let set = value as? Set<AnyHashable>, set.contains(where: { $0.base is RowReader }) {
+            throw coreDataError(NSCoreDataError, [NSLocalizedDescriptionKey: "to-many key not allowed here: propertiesToFetch holds '\(name)', a to-many relationship"])
+        }
         let result = value.map(RowReader.publicValue)
         return applyingType ? result.map(typed) : result
     }
@@ -484,9 +488,14 @@ struct DictionaryColumn {
         if let known = toManyMemo.answers[ObjectIdentifier(rowEntity)] { return known }
         var entity: NSEntityDescription? = rowEntity
         var answer = false
-        for component in expression.keyPath.split(separator: ".") {
+        let components = expression.keyPath.split(separator: ".")
+        for (index, component) in components.enumerated() {
             guard let relationship = entity?.propertiesByName[String(component)] as? NSRelationshipDescription else { break }
-            if relationship.isToMany { answer = true; break }
+            if relationship.isToMany {
+                // `employees.@count`, `employees.@sum.salary`: an aggregate of the members, one value.
+                answer = !(index + 1 < components.count && components[index + 1].hasPrefix("@"))
+                break
+            }
             entity = relationship.destinationEntity
         }
         toManyMemo.answers[ObjectIdentifier(rowEntity)] = answer

@@ -241,50 +241,50 @@ package enum KeyedArchives {
     package static func rootObject(of data: Data) -> Any? {
         guard (try? PropertyLists.check(data)) != nil else { return nil }
         // Class names are plain strings in the archive: only one that names the class is walked.
-        if data.range(of: Data("NSDecimalNumber".utf8)) != nil, hashesADecimal(data) { return nil }
+        if data.range(of: Data("NSDecimalNumber".utf8)) != nil || data.range(of: Data("NSDate".utf8)) != nil,
+           let archive = try? KeyedArchive(data: data), hashesADecimal(archive) || holdsADateThatIsNoNumber(archive) { return nil }
         guard let unarchiver = try? NSKeyedUnarchiver(forReadingFrom: data) else { return nil }
         unarchiver.requiresSecureCoding = false
         unarchiver.decodingFailurePolicy = .setErrorAndReturn
         defer { unarchiver.finishDecoding() }
         let root = unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
-        // A part that failed to decode is left out, or leaves a collection that crashes when used; a date
-        // of seconds that are no number (NaN, an infinity) stops Linux Foundation when it is described.
-        guard unarchiver.error == nil, let root, holdsOnlyFiniteDates(root, depth: 0) else { return nil }
-        return root
+        // A part that failed to decode is left out, or leaves a collection that crashes when used.
+        return unarchiver.error == nil ? root : nil
     }
 
     /// Whether the archive holds a decimal number in a set or as a dictionary's key (as Core Data on
     /// Apple platforms writes a transformable set of decimals): decoding that collection hashes the
-    /// NSDecimalNumber, which Linux Foundation never finishes.
-    private static func hashesADecimal(_ data: Data) -> Bool {
-        guard let archive = try? KeyedArchive(data: data) else { return false }
+    /// NSDecimalNumber, which Linux Foundation never finishes. Members are under `NS.objects` (Apple's
+    /// archives) or `NS.object.0`, `NS.object0`… (Linux Foundation's ordered and counted sets), keys under
+    /// `NS.keys` or `NS.key.0`….
+    private static func hashesADecimal(_ archive: KeyedArchive) -> Bool {
         let decimals = Set(archive.objects.indices.filter { index in
             (archive.objects[index] as? KeyedArchive.Object).map { archive.className($0) == "NSDecimalNumber" } ?? false
         })
         guard !decimals.isEmpty else { return false }
+        func isDecimal(_ reference: Any) -> Bool { KeyedArchive.uid(reference).map(decimals.contains) ?? false }
         for case let object as KeyedArchive.Object in archive.objects {
-            let hashed: Any?
+            let prefix: String
             switch archive.className(object) {
-            case "NSSet", "NSMutableSet", "NSCountedSet", "NSOrderedSet", "NSMutableOrderedSet": hashed = object["NS.objects"]
-            case "NSDictionary", "NSMutableDictionary": hashed = object["NS.keys"]
+            case "NSSet", "NSMutableSet", "NSCountedSet", "NSOrderedSet", "NSMutableOrderedSet": prefix = "NS.object"
+            case "NSDictionary", "NSMutableDictionary": prefix = "NS.key"
             default: continue
             }
-            if let references = hashed as? [Any], references.contains(where: { KeyedArchive.uid($0).map(decimals.contains) ?? false }) {
-                return true
+            for (key, value) in object where key.hasPrefix(prefix) {
+                if let references = value as? [Any], references.contains(where: isDecimal) { return true }
+                if isDecimal(value) { return true }
             }
         }
         return false
     }
 
-    private static func holdsOnlyFiniteDates(_ value: Any, depth: Int) -> Bool {
-        guard depth < 1_000 else { return false }
-        if let date = value as? Date { return date.timeIntervalSinceReferenceDate.isFinite }
-        if let array = value as? [Any] { return array.allSatisfy { holdsOnlyFiniteDates($0, depth: depth + 1) } }
-        if let dictionary = value as? [AnyHashable: Any] {
-            return dictionary.allSatisfy { holdsOnlyFiniteDates($0.key.base, depth: depth + 1) && holdsOnlyFiniteDates($0.value, depth: depth + 1) }
+    /// Whether the archive holds a date whose seconds are no number (NaN, an infinity): Linux Foundation
+    /// stops describing one. Found among the archive's objects, wherever the date is held.
+    private static func holdsADateThatIsNoNumber(_ archive: KeyedArchive) -> Bool {
+        for case let object as KeyedArchive.Object in archive.objects where archive.className(object) == "NSDate" {
+            if let seconds = object["NS.time"] as? Double, !seconds.isFinite { return true }
         }
-        if let set = value as? Set<AnyHashable> { return set.allSatisfy { holdsOnlyFiniteDates($0.base, depth: depth + 1) } }
-        return true
+        return false
     }
 
     /// A keyed archive of `value` (without secure coding); nil when it holds something Linux Foundation's

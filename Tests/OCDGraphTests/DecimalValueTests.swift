@@ -28,8 +28,18 @@ import OCDTestSupport
         owner.maxCount = 1
         lines.inverseRelationship = owner
         owner.inverseRelationship = lines
-        invoice.properties.append(lines)
-        line.properties.append(owner)
+        // The same, unordered: its members' amounts would be a set of decimals.
+        let extras = NSRelationshipDescription(), extraOwner = NSRelationshipDescription()
+        extras.name = "extras"
+        extras.destinationEntity = line
+        extras.maxCount = 0
+        extraOwner.name = "extraInvoice"
+        extraOwner.destinationEntity = invoice
+        extraOwner.maxCount = 1
+        extras.inverseRelationship = extraOwner
+        extraOwner.inverseRelationship = extras
+        invoice.properties += [lines, extras]
+        line.properties += [owner, extraOwner]
         let model = NSManagedObjectModel()
         model.entities = [invoice, line]
         return model
@@ -41,6 +51,8 @@ import OCDTestSupport
         for amount in ["19.99", "5", "19.99"] {
             lines.add(stack.insert("Line", ["amount": Decimal(string: amount)!]))
         }
+        let extras = invoice.mutableSetValue(forKey: "extras")
+        for amount in ["1.5", "2.25"] { extras.add(stack.insert("Line", ["amount": Decimal(string: amount)!])) }
         try stack.context.save()
         return invoice
     }
@@ -62,7 +74,7 @@ import OCDTestSupport
         let stack = try TestStack(model: Self.model())
         try withExtendedLifetime(stack.context) {
             _ = try invoice(in: stack)
-            for key in ["lines.amount", "lines"] {
+            for key in ["lines.amount", "lines", "extras.amount", "extras"] {
                 let request = NSFetchRequest<NSDictionary>(entityName: "Invoice")
                 request.resultType = .dictionaryResultType
                 request.propertiesToFetch = [key]
@@ -70,10 +82,18 @@ import OCDTestSupport
             }
             let request = NSFetchRequest<NSDictionary>(entityName: "Line")
             request.resultType = .dictionaryResultType
+            request.predicate = NSPredicate(format: "invoice != nil")
             request.propertiesToFetch = ["amount", "invoice.number"]
             let rows = try stack.context.fetch(request)
             #expect(rows.count == 3)
             #expect(rows.allSatisfy { ($0["invoice.number"] as? NSNumber)?.intValue == 7 })
+            // An aggregate through a to-many is one value: fetched as before.
+            let counts = NSFetchRequest<NSDictionary>(entityName: "Invoice")
+            counts.resultType = .dictionaryResultType
+            counts.propertiesToFetch = ["number", "lines.@count", "extras.@count"]
+            let row = try #require(try stack.context.fetch(counts).first)
+            #expect((row["lines.@count"] as? NSNumber)?.intValue == 3)
+            #expect((row["extras.@count"] as? NSNumber)?.intValue == 2)
         }
     }
 }

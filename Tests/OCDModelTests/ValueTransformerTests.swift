@@ -205,6 +205,9 @@ final class SwatchTransformer: NSSecureUnarchiveFromDataTransformer {
         }
         #expect(KeyedArchives.rootObject(of: archivedAsDecimals(NSSet(array: [DecimalStandIn()]))) == nil)
         #expect(KeyedArchives.rootObject(of: archivedAsDecimals(NSDictionary(dictionary: [DecimalStandIn(): "x"]))) == nil)
+        // Linux Foundation's own ordered and counted sets keep members under NS.object.0, NS.object0….
+        #expect(KeyedArchives.rootObject(of: archivedAsDecimals(NSOrderedSet(array: [DecimalStandIn()]))) == nil)
+        #expect(KeyedArchives.rootObject(of: archivedAsDecimals(NSCountedSet(array: [DecimalStandIn()]))) == nil)
         let listed = KeyedArchives.rootObject(of: archivedAsDecimals(NSArray(array: [DecimalStandIn()]))) as? [Any]
         #expect(listed?.count == 1 && listed?.first is Decimal, "\(String(describing: listed))")
         let fine = try NSKeyedArchiver.archivedData(withRootObject: [NSDate(timeIntervalSinceReferenceDate: 5)], requiringSecureCoding: false)
