@@ -393,17 +393,6 @@ final class PredicateSQL {
             }
             return generic(.contains, try sql(left), try sql(right)) + " = 1"
         case .beginsWith, .endsWith, .like, .matches:
-            // A pattern that is no regular expression fails the fetch, as it fails evaluation in memory,
-            // rather than matching nothing (the SQL function cannot report it).
-            if op == .matches, case .constant(let pattern?) = right, pattern is String {
-                let probe = NSComparisonPredicate(leftExpression: NSExpression(forConstantValue: ""), rightExpression: NSExpression(forConstantValue: pattern),
-                                                  modifier: .direct, type: .matches, options: options)
-                do {
-                    _ = try probe.evaluateThrowing(with: nil)
-                } catch {
-                    throw SQLiteStoreError.unsupportedPredicate("\(comparison.predicateFormat): \(error)")
-                }
-            }
             return generic(op, try sql(left), try sql(right)) + " = 1"
         case .customSelector:
             throw unsupported(comparison.predicateFormat)

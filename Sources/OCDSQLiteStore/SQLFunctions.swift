@@ -30,7 +30,7 @@ enum SQLFunctions {
                   let type = NSComparisonPredicate.Operator(rawValue: rawOperator) else { return .null }
             let left = swiftValue(arguments[2])
             let right = swiftValue(arguments[3])
-            return cache.evaluate(type, NSComparisonPredicate.Options(rawValue: rawOptions), left, right) ? .integer(1) : .integer(0)
+            return try cache.evaluate(type, NSComparisonPredicate.Options(rawValue: rawOptions), left, right) ? .integer(1) : .integer(0)
         }
         // The collations order exactly as NSSortDescriptor does in memory, so sorted fetches agree.
         registerCollation(connection, caseInsensitive, sortOrder(.caseInsensitiveCompare))
@@ -67,7 +67,9 @@ private final class ComparisonCache: @unchecked Sendable {
     private let lock = NSLock()
     private var predicates: [String: NSComparisonPredicate] = [:]
 
-    func evaluate(_ type: NSComparisonPredicate.Operator, _ options: NSComparisonPredicate.Options, _ left: Any?, _ right: Any?) -> Bool {
+    /// Throws what evaluation in memory throws (a pattern that is no regular expression): the statement,
+    /// and so the fetch, fails with it, as a fetch from the in-memory store does.
+    func evaluate(_ type: NSComparisonPredicate.Operator, _ options: NSComparisonPredicate.Options, _ left: Any?, _ right: Any?) throws -> Bool {
         // The value's type is part of the key: the number 1 and the string "1" compare differently.
         let text = (right as? Data).map { $0.base64EncodedString() } ?? right.map { "\($0)" } ?? "<nil>"
         let key = "\(type.rawValue)|\(options.rawValue)|\(right.map { "\(Swift.type(of: $0))" } ?? "")|\(text)"
@@ -81,7 +83,7 @@ private final class ComparisonCache: @unchecked Sendable {
             predicates[key] = predicate
         }
         lock.unlock()
-        return (try? predicate!.evaluateThrowing(with: nil, substitutionVariables: ["value": left ?? NSNull()])) ?? false
+        return try predicate!.evaluateThrowing(with: nil, substitutionVariables: ["value": left ?? NSNull()])
     }
 }
 

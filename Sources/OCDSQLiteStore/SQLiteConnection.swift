@@ -442,9 +442,10 @@ final class SQLiteConnection {
         while try statement.step() {}
     }
 
-    /// Registers a deterministic scalar SQL function taking `arity` arguments (-1: any).
+    /// Registers a deterministic scalar SQL function taking `arity` arguments (-1: any). An error `body`
+    /// throws fails the statement with its description, as SQLite's own functions fail.
     func registerFunction(_ name: String, arity: Int32, deterministic: Bool = true,
-                          _ body: @escaping ([SQLValue]) -> SQLValue) {
+                          _ body: @escaping ([SQLValue]) throws -> SQLValue) {
         let box = Unmanaged.passRetained(FunctionBox(body)).toOpaque()
         let flags = SQLITE_UTF8 | (deterministic ? SQLITE_DETERMINISTIC : 0)
         sqlite3_create_function_v2(handle, name, arity, flags, box, { context, count, values in
@@ -452,7 +453,11 @@ final class SQLiteConnection {
             var arguments: [SQLValue] = []
             arguments.reserveCapacity(Int(count))
             for index in 0..<Int(count) { arguments.append(SQLValue(values![index])) }
-            box.body(arguments).result(context)
+            do {
+                try box.body(arguments).result(context)
+            } catch {
+                sqlite3_result_error(context, "\(error)", -1)
+            }
         }, nil, nil, { pointer in
             if let pointer { Unmanaged<FunctionBox>.fromOpaque(pointer).release() }
         })
@@ -460,8 +465,8 @@ final class SQLiteConnection {
 }
 
 private final class FunctionBox {
-    let body: ([SQLValue]) -> SQLValue
-    init(_ body: @escaping ([SQLValue]) -> SQLValue) { self.body = body }
+    let body: ([SQLValue]) throws -> SQLValue
+    init(_ body: @escaping ([SQLValue]) throws -> SQLValue) { self.body = body }
 }
 
 /// A value bound to or read from SQLite.

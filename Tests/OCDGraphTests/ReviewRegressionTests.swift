@@ -188,8 +188,8 @@ import class OCDPredicate.NSPredicate
         #expect(ordered.array as? [NSManagedObject] == tasks)
     }
 
-    /// A MATCHES pattern that is no regular expression (text from a user) fails the fetch with an
-    /// error in both stores; the SQLite store matched nothing instead.
+    /// A MATCHES pattern that is no regular expression (text from a user, or from a row) fails the fetch
+    /// with an error in both stores; the SQLite store matched nothing instead.
     @Test func aPatternThatIsNoRegularExpressionFailsTheFetch() throws {
         let stack = try TestStack()
         try withExtendedLifetime(stack.context) {
@@ -199,6 +199,11 @@ import class OCDPredicate.NSPredicate
             let error = #expect(throws: (any Error).self) { _ = try stack.fetch("Company", "name MATCHES %@", "(") }
             #expect("\(String(describing: error))".contains("regex"), "\(String(describing: error))")
             #expect(try stack.fetch("Company", "name MATCHES %@", "A.*").count == 1)
+            // A pattern read from a row fails the fetch the same way.
+            stack.insert("Company", ["name": "("])
+            try stack.context.save()
+            let fromRow = #expect(throws: (any Error).self) { _ = try stack.fetch("Company", "%@ MATCHES name", "x") }
+            #expect("\(String(describing: fromRow))".contains("regex"), "\(String(describing: fromRow))")
         }
     }
 }
