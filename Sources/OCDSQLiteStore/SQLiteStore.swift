@@ -61,12 +61,13 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw Self.error(NSFileReadNoSuchFileErrorCode, "The read-only store \(path) does not exist.", path: path)
         }
         if exists { try Self.checkWriteAheadLog(path) }
+        // A new file's schema is made before the file: a model whose names SQL cannot take is refused
+        // without leaving an empty database behind. (Deleting a file made by a failed open could delete
+        // one another coordinator made meanwhile.)
+        var newSchema: StoreSchema?
         if !exists {
-            // A model whose names SQL cannot take is refused before a file is made: a failed add leaves
-            // no empty database behind. (Deleting a file made by a failed open could delete one another
-            // coordinator made meanwhile.)
             do {
-                _ = try StoreSchema(entities: entities, numbers: StoreSchema.defaultEntityNumbers(entities))
+                newSchema = try StoreSchema(entities: entities, numbers: StoreSchema.defaultEntityNumbers(entities))
             } catch let failure as StoreError {
                 throw Self.error(NSPersistentStoreOpenErrorCode, "\(failure)", path: path, underlying: failure)
             }
@@ -89,10 +90,10 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             for (name, value) in try pragmas.sorted(by: { $0.key < $1.key }) {
                 try connection.execute("PRAGMA \(name) = \(value)")
             }
-            if exists {
-                try openExisting(connection)
+            if let newSchema {
+                try create(connection, newSchema)
             } else {
-                try create(connection)
+                try openExisting(connection)
             }
         } catch let failure as SQLiteError {
             throw Self.error(opening: failure, path: path)
@@ -126,12 +127,10 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         connection = nil
     }
 
-    private func create(_ connection: SQLiteConnection) throws {
+    private func create(_ connection: SQLiteConnection, _ schema: StoreSchema) throws {
         // Page size and auto-vacuum must be set before the first table; WAL is Core Data's default.
         try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = INCREMENTAL")
         if try pragmas["journal_mode"] == nil { try connection.execute("PRAGMA journal_mode = WAL") }
-        let numbers = StoreSchema.defaultEntityNumbers(entities)
-        let schema = try StoreSchema(entities: entities, numbers: numbers)
         var metadata = freshMetadata()
         metadata["NSStoreModelVersionHashesDigest"] = model.versionHashesDigest
         metadata["NSStoreModelVersionChecksumKey"] = model.versionChecksum

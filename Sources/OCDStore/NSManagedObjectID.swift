@@ -122,7 +122,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
 
     /// `text` with every character but ASCII letters, digits and `-._~` percent-encoded: what a UUID or
     /// a plain entity name keeps as it is.
-    package static func uriComponent(_ text: String) -> String {
+    private static func uriComponent(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: uriCharacters) ?? ""
     }
 
