@@ -24,15 +24,7 @@ public enum DerivedModels {
         let name = NSAttributeDescription()
         name.name = "name"
         name.attributeType = .stringAttributeType
-        let parent = NSRelationshipDescription(), children = NSRelationshipDescription()
-        parent.name = "parent"
-        parent.destinationEntity = node
-        parent.maxCount = 1
-        children.name = "children"
-        children.destinationEntity = node
-        children.maxCount = 0
-        parent.inverseRelationship = children
-        children.inverseRelationship = parent
+        let (children, parent) = RelationshipPairs.toMany("children", from: node, to: node, inverse: "parent")
         node.properties = [name, derived("parentName", .stringAttributeType, "parent.name"),
                            derived("childCount", .integer64AttributeType, "children.@count"), parent, children]
         let model = NSManagedObjectModel()

@@ -18,26 +18,9 @@ import OCDTestSupport
     static func model() -> NSManagedObjectModel {
         let invoice = TestModel.entity("Invoice", [TestModel.attribute("number", .integer64AttributeType)])
         let line = TestModel.entity("Line", [TestModel.attribute("amount", .decimalAttributeType)])
-        let lines = NSRelationshipDescription(), owner = NSRelationshipDescription()
-        lines.name = "lines"
-        lines.destinationEntity = line
-        lines.maxCount = 0
-        lines.isOrdered = true
-        owner.name = "invoice"
-        owner.destinationEntity = invoice
-        owner.maxCount = 1
-        lines.inverseRelationship = owner
-        owner.inverseRelationship = lines
+        let (lines, owner) = RelationshipPairs.toMany("lines", from: invoice, to: line, ordered: true, inverse: "invoice")
         // The same, unordered: its members' amounts would be a set of decimals.
-        let extras = NSRelationshipDescription(), extraOwner = NSRelationshipDescription()
-        extras.name = "extras"
-        extras.destinationEntity = line
-        extras.maxCount = 0
-        extraOwner.name = "extraInvoice"
-        extraOwner.destinationEntity = invoice
-        extraOwner.maxCount = 1
-        extras.inverseRelationship = extraOwner
-        extraOwner.inverseRelationship = extras
+        let (extras, extraOwner) = RelationshipPairs.toMany("extras", from: invoice, to: line, inverse: "extraInvoice")
         invoice.properties += [lines, extras]
         line.properties += [owner, extraOwner]
         let model = NSManagedObjectModel()

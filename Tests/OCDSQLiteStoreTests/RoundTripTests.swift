@@ -168,15 +168,7 @@ import class OCDPredicate.NSSortDescriptor
     private static func derivedBookModel() -> NSManagedObjectModel {
         let derived = DerivedModels.derived
         let book = TestModel.entity("Book"), page = TestModel.entity("Page")
-        let pages = NSRelationshipDescription(), pageBook = NSRelationshipDescription()
-        pages.name = "pages"
-        pages.destinationEntity = page
-        pages.maxCount = 0
-        pageBook.name = "book"
-        pageBook.destinationEntity = book
-        pageBook.maxCount = 1
-        pages.inverseRelationship = pageBook
-        pageBook.inverseRelationship = pages
+        let (pages, pageBook) = RelationshipPairs.toMany("pages", from: book, to: page, inverse: "book")
         book.properties = [TestModel.attribute("title", .stringAttributeType), derived("pagesCount", .integer64AttributeType, "pages.@count"),
                            derived("searchTitle", .stringAttributeType, "canonical:(title)"), derived("touched", .dateAttributeType, "now()"), pages]
         page.properties = [TestModel.attribute("number", .integer32AttributeType), pageBook]
