@@ -969,8 +969,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                         throw StoreError.conflicts(conflicts.sorted { $0.position < $1.position }.map { ($0.objectID, $0.expectedVersion, nil) })
                     }
                     // Every update was written (a conflict throws): the result is the request's rows, one
-                    // version on.
-                    // Wrapping: a version at Int64's end (a file written by other code) must not trap.
+                    // version on (wrapping, as the write does at Int64's end).
                     for (row, version) in updated { result.append(StoreRow(objectID: row.objectID, version: version &+ 1, values: row.values)) }
                     for row in request.inserted { try writeToMany(row, inserted: true, connection, schema, &writer) }
                     for (row, _) in request.updated { try writeToMany(row, inserted: false, connection, schema, &writer) }
