@@ -305,7 +305,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             fatalError("An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext (\(object.objectID)).")
         }
         // From no context: bits saying which of a context's lists hold it are a former context's.
-        if object.contextReference == nil { object.forgetListings() }
+        let fromNoContext = object.contextReference == nil
+        if fromNoContext { object.forgetListings() }
         if let coordinator = persistentStoreCoordinator, object.entity !== modelLookups.ofModel {
             guard coordinator.managedObjectModel.entitiesByName[object.entity.name ?? ""] === object.entity else {
                 fatalError("insert(_:): the entity \(object.entity.name ?? "?") is not an entity of this context's model.")
@@ -318,9 +319,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             deleted[key] = nil
             unprocessedDeleted.remove(object)
             pendingDeletePropagation.removeAll { $0 === object }
-            if !object.objectID.isTemporaryID {
+            if !object.status.contains(.inserted) {
                 // An object from the store that was deleted and is inserted again is simply not deleted;
                 // its changes (delete propagation may have broken relationships) are saved as an update.
+                // Whether it is new is `.inserted`, not its ID: obtainPermanentIDs gives new objects
+                // permanent IDs, and such an object taken for a stored one was saved as an update of a
+                // row that does not exist.
                 if object.hasChangedValues && !object.status.contains(.updated) {
                     object.status.insert(.updated)
                     updated[key] = object
@@ -331,9 +335,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             }
         }
         if object.status.contains(.inserted) { return }
-        if object.status.contains(.fault) && object.objectID.isTemporaryID {
+        if object.status.contains(.fault) && (object.objectID.isTemporaryID || fromNoContext) {
             // A forgotten new object (after reset() or insert-then-delete) comes back empty, not as a fault
-            // that no store could fill.
+            // that no store could fill; with a permanent ID from obtainPermanentIDs too, as a fault left
+            // without a context has no context to fill it from.
             object.status.remove(.fault)
             for (slot, relationship) in object.layout.relationships where relationship.isToMany {
                 object.slots[slot] = ToManyStorage()
@@ -453,9 +458,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         assertQueue()
         guard !isProcessingPendingChanges else { return }
         isProcessingPendingChanges = true
-        defer { isProcessingPendingChanges = false }
         runPendingDeleteRules()
         dropObjectsInsertedAndDeleted()
+        // Cleared before the post, which takes every listed change first: an observer that changes the
+        // context and saves it (a save processes pending changes) has its delete rules run, and its own
+        // notification posted, nested in this one. Held through the post, the save skipped them.
+        isProcessingPendingChanges = false
         postObjectsDidChange()
     }
 
