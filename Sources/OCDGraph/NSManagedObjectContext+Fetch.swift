@@ -306,6 +306,10 @@ extension NSManagedObjectContext {
         // grouped property not fetched, a key path), as SQL's ORDER BY may.
         var results: [[String: Any]] = []
         var representatives: [RowReader?] = []
+        // Columns whose value is not the row's own key of that name (an expression named `salary` that
+        // sums salaries): a sort or a having predicate naming one takes the result's value, as SQL's ORDER
+        // BY and HAVING do; other keys (a grouped property not fetched, a key path) come from the row.
+        let computed = Set(columns.filter { $0.expression.expressionType != .keyPath || $0.expression.keyPath != $0.name }.map(\.name))
         if !grouping.isEmpty || hasAggregate {
             var groups: [[AnyHashable]: [RowReader]] = [:]
             var order: [[AnyHashable]] = []
@@ -322,7 +326,8 @@ extension NSManagedObjectContext {
                     let value = column.isAggregate ? try column.aggregate(over: members) : try members.first.flatMap { try column.value(for: $0) }
                     if let value, !isNSNull(value) { result[column.name] = value }
                 }
-                if let having = request.havingPredicate, try !having.evaluateThrowing(with: result) { continue }
+                if let having = request.havingPredicate,
+                   try !having.evaluateThrowing(with: SortableResult(result: NSDictionary(dictionary: result), representative: members.first, computed: computed)) { continue }
                 results.append(result)
                 representatives.append(members.first)
             }
@@ -353,9 +358,6 @@ extension NSManagedObjectContext {
         }
         if !pushDown {
             if let sorts = request.sortDescriptors, !sorts.isEmpty {
-                // Columns whose value is not the row's own key of that name (an expression named `salary`
-                // that sums salaries): a sort by the name takes the result's value, as SQL's ORDER BY does.
-                let computed = Set(columns.filter { $0.expression.expressionType != .keyPath || $0.expression.keyPath != $0.name }.map(\.name))
                 let sortable = zip(dictionaries, representatives).map { SortableResult(result: $0, representative: $1, computed: computed) }
                 dictionaries = try sortable.sortedThrowing(using: sorts).map(\.result)
             }
@@ -366,7 +368,8 @@ extension NSManagedObjectContext {
     }
 }
 
-/// A dictionary result as a sort reads it: its own keys, else the key on a row it was made from.
+/// A dictionary result as a sort or a having predicate reads it: its own keys, else the key on a row it
+/// was made from.
 private final class SortableResult: NSObject, PredicateKeyValueCoding {
     let result: NSDictionary
     let representative: RowReader?

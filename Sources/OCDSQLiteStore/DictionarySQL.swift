@@ -81,6 +81,9 @@ struct DictionarySQL {
                     reader = .typed(.integer64AttributeType)
                 } else if function == "AVG" {
                     reader = .typed(.doubleAttributeType)
+                } else if function == "SUM", case .attribute(let attribute)? = innerReader, attribute.attributeType == .booleanAttributeType {
+                    // A sum of booleans counts the true ones: a number, not a boolean.
+                    reader = .typed(.integer64AttributeType)
                 } else {
                     reader = innerReader ?? .typed(.undefinedAttributeType)
                 }

@@ -849,6 +849,60 @@ struct ObjectsDidChangeTests {
         #expect(try stack.stored("Employee") { $0.string("name") } == ["Undone"])
     }
 
+    /// A new object given a permanent ID (obtainPermanentIDs) and then deleted and inserted again is still
+    /// a new object: saved as an insert, never as an update of a row that does not exist (which failed the
+    /// save with a conflict, or under a merge policy deleted the object and saved nothing). The same after
+    /// the dropped insert was processed: it comes back as a new object, not a fault no store can fill.
+    @Test(arguments: [false, true])
+    func aNewObjectWithAPermanentIDDeletedAndInsertedAgainIsSavedAsNew(processedBetween: Bool) throws {
+        let stack = try TestStack()
+        stack.context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+        let ann = stack.insert("Employee", ["name": "Ann", "age": 30])
+        try stack.context.obtainPermanentIDs(for: [ann])
+        #expect(!ann.objectID.isTemporaryID)
+        stack.context.delete(ann)
+        if processedBetween { stack.context.processPendingChanges() }
+        stack.context.insert(ann)
+        if processedBetween {
+            #expect(!ann.isFault)
+            ann.setValue("Ann", forKey: "name")
+        }
+        #expect(ann.isInserted && !ann.isUpdated && !ann.isDeleted)
+        #expect(stack.context.updatedObjects.isEmpty)
+        #expect(stack.context.insertedObjects == [ann])
+        try stack.context.save()
+        #expect(ann.managedObjectContext === stack.context)
+        #expect(try stack.stored("Employee") { $0.string("name") } == ["Ann"])
+    }
+
+    /// A save made by an ObjectsDidChange observer runs the delete rules of the deletes it saves: the
+    /// save's own processing of pending changes did nothing while the notification was being posted, so a
+    /// cascade left its destinations in the store.
+    @Test func aSaveInsideAnObjectsDidChangeObserverRunsDeleteRules() throws {
+        let stack = try TestStack()
+        let company = stack.insert("Company", ["name": "C"])
+        stack.insert("Department", ["name": "D"]).setValue(company, forKey: "company")
+        try stack.context.save()
+        // Posted on this thread, inside processPendingChanges().
+        final class Outcome: @unchecked Sendable { var saved = false; var error: Error? }
+        let outcome = Outcome()
+        nonisolated(unsafe) let doomed = company
+        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange,
+                                                           object: stack.context, queue: nil) { _ in
+            guard !outcome.saved else { return }
+            outcome.saved = true
+            stack.context.delete(doomed)
+            do { try stack.context.save() } catch { outcome.error = error }
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        company.setValue("C2", forKey: "name")
+        stack.context.processPendingChanges()
+        #expect(outcome.saved && outcome.error == nil)
+        #expect(try stack.stored("Company") { $0.string("name") }.isEmpty)
+        #expect(try stack.stored("Department") { $0.string("name") }.isEmpty)
+        #expect(!stack.context.hasChanges)
+    }
+
     /// An object a context listed for its next ObjectsDidChange, and that outlived that context, starts
     /// clean in the context it joins: the listing bits it carried were the first context's, and its
     /// changes in the new one are announced there.
@@ -1033,6 +1087,31 @@ struct FetchRequestOptionTests {
 
         request.havingPredicate = NSPredicate(format: "total > 100")
         #expect(try stack.context.fetch(request).map { ($0["age"] as? NSNumber)?.intValue } == [30, 50])
+    }
+
+    /// A having predicate may name a grouped property the results do not fetch, as SQL's HAVING may: the
+    /// in-memory path read it from the result and dropped every group.
+    @Test func aHavingPredicateNamesAGroupedPropertyNotFetched() throws {
+        let stack = try Self.staff()
+        let request = Self.dictionaries([Self.salary("total", "sum:")], groupedBy: ["age"], sortedBy: [NSSortDescriptor(key: "age", ascending: true)])
+        request.havingPredicate = NSPredicate(format: "age > 35")
+        #expect(try stack.context.fetch(request).map { ($0["total"] as? NSNumber)?.doubleValue } == [50, 300])
+        request.havingPredicate = NSPredicate(format: "age > 35 AND total > 100")
+        #expect(try stack.context.fetch(request).map { ($0["total"] as? NSNumber)?.doubleValue } == [300])
+    }
+
+    /// `sum:` of a Boolean attribute counts the true values, in both stores (the SQLite store read the sum
+    /// as a Boolean).
+    @Test func theSumOfABooleanIsANumber() throws {
+        let stack = try Self.staff()
+        let inactive = try stack.context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Employee")).filter { $0.value(forKey: "name") as? String == "Cid" }
+        inactive.first?.setValue(false, forKey: "active")
+        try stack.context.save()
+        let count = NSExpressionDescription()
+        count.name = "active"
+        count.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "active")])
+        let rows = try stack.context.fetch(Self.dictionaries([count]))
+        #expect((rows.first?["active"] as? NSNumber)?.intValue == 3)
     }
 
     /// Grouped results sort by a grouped property they do not fetch, and by a key path, as SQL's ORDER BY
