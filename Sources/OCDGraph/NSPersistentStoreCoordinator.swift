@@ -180,10 +180,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // MARK: For contexts
 
-    /// The store new objects of `entity` go to: the first whose configuration has the entity.
+    /// The store new objects of `entity` go to: the first writable one whose configuration has the entity,
+    /// as Apple's `assign(_:to:)` documents for a single writable store (a read-only one only when no
+    /// other has the entity; saving to it then fails as read-only).
     func store(for entity: NSEntityDescription) throws -> NSPersistentStore {
         let name = entity.name
-        guard let store = persistentStores.first(where: { store in store.entities.contains { $0.name == name } }) else {
+        let holding = persistentStores.filter { store in store.entities.contains { $0.name == name } }
+        guard let store = holding.first(where: { !$0.isReadOnly }) ?? holding.first else {
             throw coreDataError(NSPersistentStoreSaveError, [
                 NSLocalizedDescriptionKey: "No persistent store holds the entity \(name ?? "?") (the coordinator has \(persistentStores.count) store(s)).",
             ])

@@ -147,6 +147,37 @@ import Testing
         #expect(initech.objectID.persistentStore === stack.store)
     }
 
+    /// A new object goes to the writable store when a read-only one that comes first also has its entity,
+    /// as Apple's `assign(_:to:)` documents ("a single writable store"); it went to the read-only one, and
+    /// the save failed.
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
+    func aNewObjectGoesToTheWritableStore(readOnlyType: String) throws {
+        let folder = TemporaryFolder()
+        let model = TestModel.make()
+        let readOnlyURL = folder.file("ReadOnly.sqlite")
+        if readOnlyType == NSSQLiteStoreType {
+            // A read-only SQLite store must exist: made once, empty.
+            let maker = NSPersistentStoreCoordinator(managedObjectModel: model)
+            _ = try maker.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: readOnlyURL, options: nil)
+        }
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let readOnly = try coordinator.addPersistentStore(ofType: readOnlyType, configurationName: nil,
+                                                          at: readOnlyType == NSSQLiteStoreType ? readOnlyURL : nil,
+                                                          options: [NSReadOnlyPersistentStoreOption: true])
+        let writableURL = folder.file("Writable.sqlite")
+        let writable = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: writableURL, options: nil)
+        #expect(readOnly.isReadOnly && !writable.isReadOnly)
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let acme = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+            acme.setValue("Acme", forKey: "name")
+            try context.save()
+            #expect(acme.objectID.persistentStore === writable)
+        }
+        #expect(try RawSQL.rows(writableURL, "SELECT ZNAME FROM ZCOMPANY").compactMap { $0["ZNAME"] as? String } == ["Acme"])
+    }
+
     /// Prefetching a to-many of objects fetched from two stores loads each object's members from its own
     /// store. The coordinator used to ask the first object's store for all of them, and the others' came
     /// back empty, as if loaded (a review found it).
