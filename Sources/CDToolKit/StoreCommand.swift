@@ -68,7 +68,7 @@ struct StoreCommand: ParsableCommand {
     }
 }
 
-/// A temporary copy of a store file and its -wal/-shm, removed when released.
+/// A temporary copy of a store file and its -wal/-shm or -journal, removed when released.
 final class StoreCopy {
     let folder: URL
     let url: URL
@@ -86,7 +86,9 @@ final class StoreCopy {
         url = folder.appendingPathComponent(URL(fileURLWithPath: source).lastPathComponent)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: source + suffix) {
+            // A rollback journal too: a hot one (its writer died mid-transaction) is what SQLite rolls the
+            // file back with, and the file without it holds the transaction's half-written pages.
+            for suffix in ["", "-wal", "-shm", "-journal"] where FileManager.default.fileExists(atPath: source + suffix) {
                 try FileManager.default.copyItem(atPath: source + suffix, toPath: url.path + suffix)
                 // Copies of read-only files stay read-only; SQLite needs to write the -shm even to read.
                 try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path + suffix)
@@ -94,6 +96,15 @@ final class StoreCopy {
         } catch {
             try? FileManager.default.removeItem(at: folder)
             throw fail("cannot copy \(path) to a temporary folder: \(error.localizedDescription)")
+        }
+        // The commands read the copy read-only, and a read-only connection cannot roll a hot journal back:
+        // a first read through a writable one does, on the copy.
+        if FileManager.default.fileExists(atPath: url.path + "-journal") {
+            var db: OpaquePointer?
+            if sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK {
+                sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nil, nil, nil)
+            }
+            sqlite3_close(db)
         }
     }
 
@@ -282,16 +293,17 @@ enum PlistJSON {
 /// Choosing the model version that matches a store (spec §9: by entity version hashes).
 enum ModelVersions {
     /// The candidate versions of the model at `path`: each `.xcdatamodel` of an `.xcdatamodeld`, each
-    /// `.mom` of a `.momd`, or the model itself.
+    /// `.mom` or `.ocdmodel` (what `cdtool compile` writes) of a `.momd`, or the model itself.
     static func candidates(_ path: String) throws -> [(name: String, load: () throws -> NSManagedObjectModel)] {
         let url = URL(fileURLWithPath: path)
         guard FileManager.default.fileExists(atPath: path) else { throw fail("no such model: \(path)") }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
         var versions: [(name: String, load: () throws -> NSManagedObjectModel)] = []
         // A folder of versions: an .xcdatamodeld (or a copy of one under another name), or a .momd.
-        if url.pathExtension != "xcdatamodel", names.contains(where: { $0.hasSuffix(".xcdatamodel") || $0.hasSuffix(".mom") }) {
-            let wanted = names.contains { $0.hasSuffix(".xcdatamodel") } ? "xcdatamodel" : "mom"
-            for name in names where (name as NSString).pathExtension == wanted {
+        let compiled: Set<String> = ["mom", "ocdmodel"]
+        if url.pathExtension != "xcdatamodel", names.contains(where: { $0.hasSuffix(".xcdatamodel") || compiled.contains(($0 as NSString).pathExtension) }) {
+            let wanted = names.contains { $0.hasSuffix(".xcdatamodel") } ? ["xcdatamodel"] : compiled
+            for name in names where wanted.contains((name as NSString).pathExtension) {
                 let version = url.appendingPathComponent(name)
                 versions.append(((name as NSString).deletingPathExtension, { try NSManagedObjectModel(validatingContentsOf: version) }))
             }

@@ -167,6 +167,70 @@ struct StoreCommandTests {
         #expect(Int64(ownedCars.count) == count)
     }
 
+    /// A `.momd` that `cdtool compile` made offers each of its versions, as the `.xcdatamodeld` does: it
+    /// offered only its current one, so a store of an older version could not be dumped.
+    @Test func dumpWithACompiledMomdFindsTheStoresVersion() throws {
+        guard let stores = Fixtures.stores, let models = Fixtures.models else { return }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cdtool-momd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bundle = models.appendingPathComponent("alemar11__CoreDataPlus__SampleModel").path
+        let momd = folder.appendingPathComponent("SampleModel.momd").path
+        #expect(CDTool.run(["compile", bundle, "-o", momd]).status == 0)
+        var dumped = 0
+        for name in ["SampleModel_V1", "SampleModel_V2", "SampleModel2_V1", "SampleModel2_V2"] {
+            let store = stores.appendingPathComponent("alemar11__CoreDataPlus__\(name).sqlite").path
+            let fromSource = CDTool.run(["store", "dump", store, "--model", bundle])
+            guard fromSource.status == 0 else { continue }
+            let fromMomd = CDTool.run(["store", "dump", store, "--model", momd])
+            #expect(fromMomd.status == 0, "\(name): \(fromMomd.error)")
+            #expect(fromMomd.output == fromSource.output, "\(name)")
+            dumped += 1
+        }
+        #expect(dumped >= 2)
+    }
+
+    /// A store whose writer died mid-transaction in rollback-journal mode is read as SQLite would read it:
+    /// rolled back by its hot journal, which the temporary copy now includes (without it, the copy held
+    /// the transaction's half-written pages).
+    @Test func dumpRollsBackAHotJournal() throws {
+        guard let stores = Fixtures.stores, let models = Fixtures.models else { return }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cdtool-journal-\(UUID().uuidString)")
+        let crashed = folder.appendingPathComponent("crashed")
+        try FileManager.default.createDirectory(at: crashed, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let live = folder.appendingPathComponent("Store.sqlite")
+        try FileManager.default.copyItem(at: stores.appendingPathComponent("alemar11__CoreDataPlus__SampleModel_V1.sqlite"), to: live)
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: stores.path + "/alemar11__CoreDataPlus__SampleModel_V1.sqlite" + suffix) {
+            try FileManager.default.copyItem(atPath: stores.path + "/alemar11__CoreDataPlus__SampleModel_V1.sqlite" + suffix, toPath: live.path + suffix)
+        }
+        var db: OpaquePointer?
+        #expect(sqlite3_open(live.path, &db) == SQLITE_OK)
+        defer { sqlite3_close(db) }
+        #expect(sqlite3_exec(db, "PRAGMA journal_mode = DELETE", nil, nil, nil) == SQLITE_OK)
+        // A transaction that spills its changed pages into the file (a one-page cache) and never commits:
+        // the file and its journal, copied while it is open, are what a crash leaves.
+        let transaction = """
+            PRAGMA cache_size = 1; BEGIN;
+            UPDATE ZPERSON SET ZFIRSTNAME = ZFIRSTNAME || ' uncommitted';
+            CREATE TABLE spill (x);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO spill SELECT randomblob(500) FROM n;
+            """
+        #expect(sqlite3_exec(db, transaction, nil, nil, nil) == SQLITE_OK)
+        let journal = live.path + "-journal"
+        #expect(FileManager.default.fileExists(atPath: journal))
+        let copy = crashed.appendingPathComponent("Store.sqlite")
+        try FileManager.default.copyItem(atPath: live.path, toPath: copy.path)
+        try FileManager.default.copyItem(atPath: journal, toPath: copy.path + "-journal")
+        sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+
+        let run = CDTool.run(["store", "dump", copy.path, "--model", models.appendingPathComponent("alemar11__CoreDataPlus__SampleModel").path, "--entity", "Person"])
+        #expect(run.status == 0, "\(run.error)")
+        let first = try #require(try json(String(run.output.split(separator: "\n").first ?? "")) as? [String: Any])
+        #expect((first["attributes"] as? [String: Any])?["firstName"] as? String == "Victoria")
+        #expect(!run.output.contains("uncommitted"))
+    }
+
     // MARK: Errors
 
     @Test func errorsAreClearWithAFailingStatus() throws {
