@@ -1228,7 +1228,6 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Errors
 
-    /// Runs `body`, turning SQLite errors into Core Data errors.
     /// Runs `body`, turning SQLite errors into Core Data errors: a failed write is a save error (134030),
     /// a failed read a Core Data error (134060), unless the cause has a code of its own.
     private func wrap<T>(writing: Bool = false, _ body: () throws -> T) throws -> T {
