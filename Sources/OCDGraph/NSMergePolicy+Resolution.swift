@@ -210,9 +210,10 @@ extension NSMergePolicy {
     /// Copies attributes and to-one relationships from `source` to `target`: those `source` changed since
     /// it was read (all of them with `all`), and with `respectingChangesOfTarget` only where `target` did
     /// not change them. A to-one destination moves (the source lets go of it); the target's old
-    /// destination is deleted when the relationship cascades.
+    /// destination stays, as a delete rule applies only when its owner is deleted (it deleted a cascading
+    /// one, whose row the save then removed though nobody had deleted it).
     static func copyValues(from source: NSManagedObject, to target: NSManagedObject, all: Bool, respectingChangesOfTarget: Bool) {
-        guard let context = target.managedObjectContext else { return }
+        guard target.managedObjectContext != nil else { return }
         source.fireFault()
         target.fireFault()
         let layout = source.layout
@@ -233,12 +234,10 @@ extension NSMergePolicy {
             }
             let sourceChanged = all || source.rowValues.map { !NSManagedObject.valuesEqual(value, $0[slot]) } ?? (value != nil)
             guard sourceChanged, !NSManagedObject.valuesEqual(value, constrainedValue(of: target, property.name)) else { continue }
-            if let relationship {
+            if relationship != nil {
                 let destination = source.slots[slot] as? NSManagedObject
-                let old = target.slots[targetSlot] as? NSManagedObject
                 source.kvcSetValue(nil, forKey: property.name)
                 target.kvcSetValue(destination, forKey: property.name)
-                if let old, relationship.deleteRule == .cascadeDeleteRule, !old.isDeleted { context.delete(old) }
             } else {
                 target.kvcSetValue(source.attributeValue(slot: slot), forKey: property.name)
             }

@@ -411,6 +411,22 @@ struct ConstraintPolicyTests {
         #expect(bob.managedObjectContext == nil)
     }
 
+    /// Object trump merges a new object into the stored one it clashes with; a to-one the stored object
+    /// loses keeps its destination: a delete rule applies only when the owner is deleted, and nobody
+    /// deleted the stored object (its cascading badge was deleted, and its row removed by the save).
+    @Test func objectTrumpLeavesTheStoredObjectsFormerDestinationInPlace() throws {
+        let stack = try uniqueEmailStack()
+        let ann = stack.insert("Employee", ["name": "Ann", "email": "a@x"])
+        ann.setValue(stack.insert("Badge", ["number": 7]), forKey: "badge")
+        try stack.context.save()
+        stack.context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+        stack.insert("Employee", ["name": "Bob", "email": "a@x"])
+        try stack.context.save()
+        let stored = try storedEmployees(stack)
+        #expect(stored == ["Bob 30 a@x"], "\(stored)")  // 30: age's default value
+        #expect(try stack.stored("Badge") { $0.int("number") } == [7])
+    }
+
     @Test func storeTrumpKeepsTheStoredValuesAndTakesTheNewToManyMembers() throws {
         let stack = try uniqueEmailStack()
         let ann = try stack.seed("Employee", ["name": "Ann", "email": "a@x"])
