@@ -154,13 +154,22 @@ public enum ManagedValueCoercion {
         return (nil as Any?) as? T
     }
 
-    /// A stored number out of a narrower integer type's range (an Integer 16 column can hold 70000: SQLite
-    /// does not enforce widths) as that type reads it on Apple platforms, whose scalar accessors take
-    /// `shortValue` or `intValue`: truncated. Nil for anything else.
+    /// A stored number that a scalar type cannot hold exactly, as that type reads it on Apple platforms,
+    /// whose scalar accessors take `shortValue`, `longLongValue`, `boolValue`, `doubleValue`…: an integer
+    /// out of a narrower type's range (an Integer 16 column can hold 70000: SQLite does not enforce
+    /// widths) truncated, a fraction set on an integer attribute through `setValue(_:forKey:)` cut off,
+    /// any number other than 0 true. Nil for anything else.
     static func truncatedInteger<T>(_ value: Any?, to type: T.Type) -> T? {
         guard let value, let number = number(from: value) else { return nil }
         let bits = number.int64Value
         switch type {
+        case is Int64.Type, is Int64?.Type: return bits as? T
+        case is Int.Type, is Int?.Type: return Int(truncatingIfNeeded: bits) as? T
+        case is UInt64.Type, is UInt64?.Type: return UInt64(truncatingIfNeeded: bits) as? T
+        case is UInt.Type, is UInt?.Type: return UInt(truncatingIfNeeded: bits) as? T
+        case is Bool.Type, is Bool?.Type: return number.boolValue as? T
+        case is Double.Type, is Double?.Type: return number.doubleValue as? T
+        case is Float.Type, is Float?.Type: return number.floatValue as? T
         case is Int16.Type, is Int16?.Type: return Int16(truncatingIfNeeded: bits) as? T
         case is Int32.Type, is Int32?.Type: return Int32(truncatingIfNeeded: bits) as? T
         case is Int8.Type, is Int8?.Type: return Int8(truncatingIfNeeded: bits) as? T
@@ -251,9 +260,16 @@ extension UInt16: ManagedScalarDefault { public static var managedZero: UInt16 {
 extension UInt32: ManagedScalarDefault { public static var managedZero: UInt32 { 0 } }
 extension UInt64: ManagedScalarDefault { public static var managedZero: UInt64 { 0 } }
 
-/// Collection types a to-many `@Managed` property may have: an empty relationship reads as empty.
+/// Types whose non-optional `@Managed` property reads nil as an empty value: a to-many relationship's
+/// set, and the types Apple's `@NSManaged` getters bridge a nil object to an empty value of (`String`,
+/// `Data`, `Decimal`, arrays and dictionaries), where other types stop.
 public protocol ManagedEmptyCollection { static var managedEmpty: Self { get } }
 extension Set: ManagedEmptyCollection { public static var managedEmpty: Set<Element> { [] } }
+extension String: ManagedEmptyCollection { public static var managedEmpty: String { "" } }
+extension Data: ManagedEmptyCollection { public static var managedEmpty: Data { Data() } }
+extension Decimal: ManagedEmptyCollection { public static var managedEmpty: Decimal { Decimal() } }
+extension Array: ManagedEmptyCollection { public static var managedEmpty: [Element] { [] } }
+extension Dictionary: ManagedEmptyCollection { public static var managedEmpty: [Key: Value] { [:] } }
 
 /// An optional whose wrapped type may be an enum with a raw value (`BoxMood?`), which a stored raw value
 /// converts to.

@@ -22,6 +22,11 @@ final class ScalarBox: NSManagedObject {
     @Managed var friends: NSSet
     @Managed var fans: Set<ScalarBox>?
     @Managed var primitiveFriends: Set<ScalarBox>
+    @Managed var text: String
+    @Managed var blob: Data
+    @Managed var amount: Decimal
+    @Managed var tags: [String]
+    @Managed var info: [String: Int]
 }
 
 private func scalarContext() throws -> (NSPersistentStoreCoordinator, NSManagedObjectContext) {
@@ -45,6 +50,9 @@ private func scalarContext() throws -> (NSPersistentStoreCoordinator, NSManagedO
         testAttribute("oi16", .integer16AttributeType), testAttribute("oi64", .integer64AttributeType),
         testAttribute("od", .doubleAttributeType), testAttribute("ob", .booleanAttributeType),
         testAttribute("name", .stringAttributeType), friends, fans,
+        testAttribute("text", .stringAttributeType), testAttribute("blob", .binaryDataAttributeType),
+        testAttribute("amount", .decimalAttributeType), testAttribute("tags", .transformableAttributeType),
+        testAttribute("info", .transformableAttributeType),
     ]
     return try oneEntityContext(entity, class: ScalarBox.self)
 }
@@ -75,6 +83,32 @@ private func scalarContext() throws -> (NSPersistentStoreCoordinator, NSManagedO
             #expect(fetched.oi16 == 7 && fetched.oi64 == nil && fetched.od == 0.5 && fetched.ob == false)
             #expect(fetched.value(forKey: "i64") as? Int64 == 1 << 40)
         }
+    }
+
+    /// A non-optional `String`, `Data`, `Decimal`, array or dictionary reads nil as an empty value, as
+    /// Apple's `@NSManaged` getters bridge a nil object (the accessor stopped).
+    @Test func nonOptionalValuesReadNilAsEmpty() throws {
+        let (_, context) = try scalarContext()
+        let box = ScalarBox(context: context)
+        #expect(box.text == "" && box.blob.isEmpty && box.amount == 0 && box.tags.isEmpty && box.info.isEmpty)
+        box.text = "set"
+        box.tags = ["a"]
+        #expect(box.text == "set" && box.tags == ["a"])
+        box.setValue(nil, forKey: "text")
+        #expect(box.text == "")
+    }
+
+    /// A number that a scalar property cannot hold exactly reads as Apple's scalar accessors read it through
+    /// `longLongValue`, `boolValue` or `doubleValue` (the accessor stopped for `Int64`, `Int` and `Bool`).
+    @Test func inexactNumbersReadAsNSNumbersScalarValuesGiveThem() throws {
+        let (_, context) = try scalarContext()
+        let box = ScalarBox(context: context)
+        box.setValue(2.5, forKey: "i64")
+        box.setValue(2, forKey: "b")
+        box.setValue(-3.75, forKey: "i16")
+        #expect(box.i64 == 2 && box.b && box.i16 == -3)
+        box.setValue(Int64(1 << 53) + 1, forKey: "d")
+        #expect(box.d == Double(Int64(1 << 53) + 1))
     }
 
     @Test func generatedPrimitiveAccessorsSkipNotificationsAndInverses() throws {
