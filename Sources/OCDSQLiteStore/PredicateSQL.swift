@@ -315,6 +315,10 @@ final class PredicateSQL {
         var right = right, left = left
         if case .list(let elements) = right, op == .in { right = .list(elements.filter { !mismatched($0) }) }
         if case .list(let elements) = left, op == .contains { left = .list(elements.filter { !mismatched($0) }) }
+        // BETWEEN orders by its bounds: one of another kind fails, as an ordering comparison does below.
+        if op == .between, case .list(let bounds) = right, let bound = bounds.first(where: mismatched) {
+            throw unsupported("\(comparison.predicateFormat): \(bound.map { "\(type(of: $0))" } ?? "nil") and \(attribute?.attributeType.rawValue ?? 0) do not compare")
+        }
         for case .constant(let value) in [left, right] where mismatched(value) {
             switch op {
             case .equalTo: return "0"

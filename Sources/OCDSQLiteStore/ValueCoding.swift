@@ -140,6 +140,9 @@ enum ValueCoding {
             return isNumber || value is Date
         case .dateAttributeType:
             return isNumber || value is String
+        case .URIAttributeType:
+            // A URI is stored as its text, but in memory a URL equals no string.
+            return !(value is URL || value is NSURL)
         default:
             return false
         }

@@ -54,6 +54,32 @@ struct PredicateAgreementTests {
         #expect(try names(stack, "name == %@", "5") == ["5"])
     }
 
+    /// BETWEEN bounds of another kind than the attribute fail the fetch, as an ordering comparison of
+    /// them does in memory (SQLite's column affinity turned '25' into 25 and matched).
+    @Test func betweenBoundsOfAnotherKindFailTheFetch() throws {
+        let stack = try employees([("a", 30)])
+        #expect(throws: (any Error).self) { try names(stack, "age BETWEEN %@", ["25", "35"]) }
+        #expect(try names(stack, "age BETWEEN %@", [25, 35]) == ["a"])
+    }
+
+    /// A URI attribute equals a URL, never a string, as in memory (its text matched in SQL).
+    @Test func aURIAttributeIsNeverEqualToAString() throws {
+        let stack = try TestStack(model: TestModel.make { entities, _ in
+            let homepage = NSAttributeDescription()
+            homepage.name = "homepage"
+            homepage.attributeType = .URIAttributeType
+            homepage.isOptional = true
+            let employee = entities["Employee"]!
+            employee.properties = employee.properties + [homepage]
+        })
+        stack.insert("Employee", ["name": "Ann", "homepage": URL(string: "https://x.com")!])
+        stack.insert("Employee", ["name": "Bob"])
+        try stack.context.save()
+        #expect(try names(stack, "homepage == %@", "https://x.com") == [])
+        #expect(try names(stack, "homepage != %@", "https://x.com") == ["Ann", "Bob"])
+        #expect(try names(stack, "homepage == %@", URL(string: "https://x.com")!) == ["Ann"])
+    }
+
     @Test func localeSensitiveComparisonsUseTheLocale() throws {
         let stack = try employees([("B", 1), ("a", 2)])
         // Byte order puts "B" before "a"; the locale's order does not.
