@@ -298,7 +298,15 @@ extension NSManagedObjectContext {
         let columns = try (request.propertiesToFetch ?? EntityLayout.of(entity).attributes.map { $0.attribute as Any }).map(DictionaryColumn.init)
         let groupColumns = try grouping.map(DictionaryColumn.init)
         let hasAggregate = columns.contains { $0.isAggregate }
-        let pushDown = grouping.isEmpty && !hasAggregate && !request.returnsDistinctResults
+        // Columns whose value is not the row's own key of that name (an expression named `salary` that
+        // sums salaries): a sort or a having predicate naming one takes the result's value, as SQL's ORDER
+        // BY and HAVING do; other keys (a grouped property not fetched, a key path) come from the row.
+        let computed = Set(columns.filter { $0.expression.expressionType != .keyPath || $0.expression.keyPath != $0.name }.map(\.name))
+        // A sort by a computed column is the results', which the store's rows do not hold.
+        let sortsByComputed = (request.sortDescriptors ?? []).contains { sort in
+            sort.key.map { computed.contains(String($0.prefix { $0 != "." })) } ?? false
+        }
+        let pushDown = grouping.isEmpty && !hasAggregate && !request.returnsDistinctResults && !sortsByComputed
         let rows = try coordinator.executeFetch(plan(for: request, entity: entity, pushLimits: pushDown))
         let readers = rows.map { RowReader(row: $0, context: self) }
 
@@ -306,10 +314,6 @@ extension NSManagedObjectContext {
         // grouped property not fetched, a key path), as SQL's ORDER BY may.
         var results: [[String: Any]] = []
         var representatives: [RowReader?] = []
-        // Columns whose value is not the row's own key of that name (an expression named `salary` that
-        // sums salaries): a sort or a having predicate naming one takes the result's value, as SQL's ORDER
-        // BY and HAVING do; other keys (a grouped property not fetched, a key path) come from the row.
-        let computed = Set(columns.filter { $0.expression.expressionType != .keyPath || $0.expression.keyPath != $0.name }.map(\.name))
         if !grouping.isEmpty || hasAggregate {
             var groups: [[AnyHashable]: [RowReader]] = [:]
             var order: [[AnyHashable]] = []
@@ -472,8 +476,9 @@ struct DictionaryColumn {
         case .booleanAttributeType:
             if let number { return NSNumber(value: integer(number) != 0) }
         case .dateAttributeType:
-            // Not a number of seconds (NaN, an infinity): nil, as the stores read such a column.
-            if let number { return number.doubleValue.isFinite ? Date(timeIntervalSinceReferenceDate: number.doubleValue) : nil }
+            // Not a number of seconds (NaN, an infinity): no value, as the stores read such a column (NSNull,
+            // which results leave out: a nil here would be an `Any` holding an empty optional).
+            if let number { return number.doubleValue.isFinite ? Date(timeIntervalSinceReferenceDate: number.doubleValue) : NSNull() }
         case .stringAttributeType:
             if value is String { return value }
             if let number { return number.stringValue }

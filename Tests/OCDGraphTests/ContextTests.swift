@@ -1100,6 +1100,45 @@ struct FetchRequestOptionTests {
         #expect(try stack.context.fetch(request).map { ($0["total"] as? NSNumber)?.doubleValue } == [300])
     }
 
+    /// Plain dictionary results (no grouping, aggregate or distinct) sort by an expression description's
+    /// name, as SQL's ORDER BY sorts by a column's alias: the in-memory store was asked to sort its rows
+    /// by a key they do not have, and the fetch failed.
+    @Test func plainDictionaryResultsSortByAnExpressionsName() throws {
+        let stack = try Self.staff()
+        let department = NSExpressionDescription()
+        department.name = "unit"
+        department.expression = NSExpression(forKeyPath: "department.name")
+        department.expressionResultType = .stringAttributeType
+        let request = Self.dictionaries(["name", department], sortedBy: [NSSortDescriptor(key: "unit", ascending: false), NSSortDescriptor(key: "name", ascending: true)])
+        let rows = try stack.context.fetch(request)
+        #expect(rows.map { $0["name"] as? String } == ["Ann", "Bob", "Cid", "Meg"])
+        #expect(rows.map { $0["unit"] as? String } == ["R&D", "R&D", nil, nil])
+        request.fetchLimit = 1
+        request.fetchOffset = 1
+        #expect(try stack.context.fetch(request).map { $0["name"] as? String } == ["Bob"])
+    }
+
+    /// A value read as a date that is no number of seconds (a NaN salary) leaves its key out of the
+    /// result, in both stores: the in-memory path put an `Any` holding an empty optional there.
+    @Test func aValueReadAsADateThatIsNoNumberOfSecondsIsLeftOut() throws {
+        // Without salary's validation (salary >= 0), which a NaN fails.
+        let stack = try TestStack(model: TestModel.make { entities, _ in
+            (entities["Employee"]?.propertiesByName["salary"] as? NSAttributeDescription)?.setValidationPredicates(nil, withValidationWarnings: nil)
+        })
+        for (name, salary) in [("Ann", Double.nan), ("Bob", 200), ("Cid", 50), ("Meg", 300)] {
+            stack.insert("Employee", ["name": name, "salary": salary])
+        }
+        try stack.context.save()
+        let when = NSExpressionDescription()
+        when.name = "when"
+        when.expression = NSExpression(forKeyPath: "salary")
+        when.expressionResultType = .dateAttributeType
+        let rows = try stack.context.fetch(Self.dictionaries(["name", when], sortedBy: [NSSortDescriptor(key: "name", ascending: true)]))
+        #expect(rows.map { $0["name"] as? String } == ["Ann", "Bob", "Cid", "Meg"])
+        #expect(rows[0]["when"] == nil)
+        #expect(rows[1]["when"] as? Date == Date(timeIntervalSinceReferenceDate: 200))
+    }
+
     /// `sum:` of a Boolean attribute counts the true values, in both stores (the SQLite store read the sum
     /// as a Boolean).
     @Test func theSumOfABooleanIsANumber() throws {
