@@ -83,7 +83,7 @@ let package = Package(
         .testTarget(name: "OCDModelTests", dependencies: ["OCDModel", "OCDTestSupport"]),
         // Compiles the client shape of decision D1: `import Foundation` + `import OpenCoreData`, both orders.
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData"]),
-        .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit", "OCDTestSupport", "CSQLite"]),
+        .testTarget(name: "CDToolKitTests", dependencies: ["CDToolKit", "OCDTestSupport", "CSQLite", "OCDGraph", "OCDModel", "OCDStore", "OCDSQLiteStore"]),
         // The object graph on the in-memory store: managed objects, contexts, coordinator, container.
         .testTarget(name: "OCDGraphTests", dependencies: ["OCDGraph", "OCDInMemoryStore", "OCDStore", "CSwiftRuntime", "OCDTestSupport"]),
         // The SQLite store: file format, fixture stores, SQL translation, locking, bad files.

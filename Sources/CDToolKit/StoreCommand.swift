@@ -60,10 +60,10 @@ struct StoreCommand: ParsableCommand {
                 throw fail("\(store): \((error as NSError).localizedDescription)")
             }
             let chosen = try ModelVersions.matching(model, metadata: metadata)
-            if let entity, chosen.entitiesByName[entity] == nil {
+            if let entity, chosen.model.entitiesByName[entity] == nil {
                 throw fail("the model has no entity named '\(entity)'")
             }
-            try StoreDump.run(copy.url, model: chosen, entity: entity)
+            try StoreDump.run(copy.url, model: chosen.model, configurations: chosen.configurations, entity: entity)
         }
     }
 }
@@ -314,7 +314,9 @@ enum ModelVersions {
         return versions
     }
 
-    static func matching(_ path: String, metadata: [String: Any]) throws -> NSManagedObjectModel {
+    /// The version of the model at `path` that the store with `metadata` was made with, and the
+    /// configurations it may have been made for (nil, the whole model, first), each compatible with it.
+    static func matching(_ path: String, metadata: [String: Any]) throws -> (model: NSManagedObjectModel, configurations: [String?]) {
         var tried: [String] = []
         for candidate in try candidates(path) {
             let model: NSManagedObjectModel
@@ -324,7 +326,10 @@ enum ModelVersions {
                 tried.append("\(candidate.name) (unreadable: \(error))")
                 continue
             }
-            if model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return model }
+            let configurations = ([nil] + model.configurations.map { Optional($0) }).filter {
+                model.isConfiguration(withName: $0, compatibleWithStoreMetadata: metadata)
+            }
+            if !configurations.isEmpty { return (model, configurations) }
             tried.append(candidate.name)
         }
         let count = (metadata["NSStoreModelVersionHashes"] as? [String: Any])?.count ?? 0
@@ -334,18 +339,31 @@ enum ModelVersions {
 
 /// `store dump`: every object through the SQLite store, as JSON lines.
 enum StoreDump {
-    static func run(_ url: URL, model: NSManagedObjectModel, entity only: String?) throws {
+    /// Dumps the store at `url`, opened for the first of `configurations` it opens with: a store made for
+    /// one configuration numbers only that configuration's entities, so the whole model cannot open it.
+    static func run(_ url: URL, model: NSManagedObjectModel, configurations: [String?] = [nil], entity only: String?) throws {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        do {
-            _ = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url,
-                                                   options: [NSReadOnlyPersistentStoreOption: true])
-        } catch {
-            throw fail("the store cannot be opened: \((error as NSError).localizedDescription)")
+        var opened: NSPersistentStore?
+        var firstError: Error?
+        for configuration in configurations where opened == nil {
+            do {
+                opened = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: configuration, at: url,
+                                                            options: [NSReadOnlyPersistentStoreOption: true])
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
+        guard let store = opened else {
+            throw fail("the store cannot be opened: \(firstError.map { ($0 as NSError).localizedDescription } ?? "no configuration of the model matches it")")
+        }
+        let stored = Set(store.entities.compactMap(\.name))
+        if let only, !stored.contains(only) {
+            throw fail("the store holds no entity named '\(only)' (it was made for the model's configuration \(store.configurationName))")
         }
         let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
         try context.performAndWait {
-            for entity in model.entities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) where only == nil || entity.name == only {
+            for entity in model.entities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) where stored.contains(entity.name ?? "") && (only == nil || entity.name == only) {
                 let request = NSFetchRequest<NSManagedObject>(entityName: entity.name ?? "")
                 request.includesSubentities = false
                 let objects: [NSManagedObject]

@@ -1,6 +1,10 @@
 import CDToolKit
 import CSQLite
 import Foundation
+import OCDGraph
+import OCDModel
+import OCDSQLiteStore
+import OCDStore
 import OCDTestSupport
 import Testing
 
@@ -229,6 +233,46 @@ struct StoreCommandTests {
         let first = try #require(try json(String(run.output.split(separator: "\n").first ?? "")) as? [String: Any])
         #expect((first["attributes"] as? [String: Any])?["firstName"] as? String == "Victoria")
         #expect(!run.output.contains("uncommitted"))
+    }
+
+    /// A store made for one configuration of its model (its `Z_PRIMARYKEY` numbers only that
+    /// configuration's entities) is dumped with that configuration: opened with the whole model, it failed.
+    @Test func dumpOpensAStoreMadeForAConfiguration() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cdtool-configuration-\(UUID().uuidString)")
+        let modelFolder = folder.appendingPathComponent("Model.xcdatamodel")
+        try FileManager.default.createDirectory(at: modelFolder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("""
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift">
+            <entity name="A" representedClassName="A" syncable="YES"><attribute name="x" optional="YES" attributeType="String"/></entity>
+            <entity name="B" representedClassName="B" syncable="YES"><attribute name="y" optional="YES" attributeType="String"/></entity>
+            <configuration name="Local"><memberEntity name="A"/></configuration>
+            </model>
+            """.utf8).write(to: modelFolder.appendingPathComponent("contents"))
+        let store = folder.appendingPathComponent("Local.sqlite")
+        do {
+            let model = try NSManagedObjectModel(validatingContentsOf: modelFolder)
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+            _ = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "Local", at: store, options: nil)
+            let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+            try context.performAndWait {
+                NSEntityDescription.insertNewObject(forEntityName: "A", into: context).setValue("kept", forKey: "x")
+                try context.save()
+            }
+        }
+        let run = CDTool.run(["store", "dump", store.path, "--model", modelFolder.path])
+        #expect(run.status == 0, "\(run.error)")
+        let lines = run.output.split(separator: "\n")
+        #expect(lines.count == 1)
+        let object = try #require(try json(String(lines.first ?? "")) as? [String: Any])
+        #expect(object["entity"] as? String == "A")
+        #expect((object["attributes"] as? [String: Any])?["x"] as? String == "kept")
+
+        let other = CDTool.run(["store", "dump", store.path, "--model", modelFolder.path, "--entity", "B"])
+        #expect(other.status == 1)
+        #expect(other.error.contains("the store holds no entity named 'B'"), "\(other.error)")
     }
 
     // MARK: Errors
