@@ -80,7 +80,7 @@ final class NarrowEmployee: NSManagedObject, @unchecked Sendable {
         let url = try store(folder)
         try RawSQL.execute(url, "UPDATE Z_PRIMARYKEY SET Z_MAX = 9223372036854775807 WHERE Z_NAME = 'Company'")
         let stack = try SQLiteStack(model: TestModel.make(), url: url)
-        try withExtendedLifetime(stack.context) {
+        withExtendedLifetime(stack.context) {
             stack.insert("Company", ["name": "Another"])
             let error = #expect(throws: NSError.self) { try stack.context.save() }
             #expect(error?.localizedDescription.contains("no primary keys left") == true, "\(String(describing: error))")

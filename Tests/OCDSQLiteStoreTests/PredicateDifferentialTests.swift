@@ -453,7 +453,7 @@ import class OCDPredicate.NSSortDescriptor
 
     @Test func everySupportedPredicateSelectsTheSameObjectsOnBothStores() throws {
         let pair = try Pair()
-        try withExtendedLifetime(pair) {
+        withExtendedLifetime(pair) {
             var differences: [String] = []
             var nonEmpty = 0
             for test in Self.cases {

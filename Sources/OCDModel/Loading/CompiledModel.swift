@@ -137,9 +137,9 @@ package enum CompiledModel {
         var versions: [(name: String, url: URL)] = []
         var current: String
         var isDirectory: ObjCBool = false
-        FileManager.default.fileExists(atPath: source.path, isDirectory: &isDirectory)
-        let folders = isDirectory.boolValue ? try XcodeModelReader.versionFolders(in: source) : []
-        if isDirectory.boolValue, source.pathExtension != "xcdatamodel", !folders.isEmpty {
+        let isFolder = FileManager.default.fileExists(atPath: source.path, isDirectory: &isDirectory) && isDirectory.boolValue
+        let folders = isFolder ? try XcodeModelReader.versionFolders(in: source) : []
+        if isFolder, source.pathExtension != "xcdatamodel", !folders.isEmpty {
             versions = folders.map { ($0.deletingPathExtension().lastPathComponent, $0) }
             current = try XcodeModelReader.currentVersion(in: source).deletingPathExtension().lastPathComponent
         } else {
