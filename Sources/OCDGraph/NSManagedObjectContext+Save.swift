@@ -127,8 +127,12 @@ extension NSManagedObjectContext {
     }
 
     /// How many times `save()` asks the stores to check its changes: the first try, one resolution of
-    /// optimistic-locking conflicts, one of constraint conflicts, and one more for rows changed again.
-    static let maximumSaveRounds = 4
+    /// optimistic-locking conflicts, two of constraint conflicts (among the save's objects, then of the
+    /// survivors with stored objects, which the stores find only once the first are gone), one of locking
+    /// conflicts of a stored object a constraint resolution changed while the context held it stale, and
+    /// one more for rows changed again. With four, a save under a merge policy that met each in turn
+    /// threw, which such a policy is there to avoid.
+    static let maximumSaveRounds = 6
 
     /// One store's part of a save: its request, and the objects of its inserted and updated rows in the
     /// same order, so that the store's results go back to them by position.
