@@ -65,7 +65,9 @@ extension NSManagedObject {
                 case .none:
                     continue
                 case .mandatory:
-                    if slots.isNil(index) { modelErrors(for: properties[index], value: nil, into: &errors) }
+                    if hasPrimitiveAccessors ? validatedValue(slot: index) == nil : slots.isNil(index) {
+                        modelErrors(for: properties[index], value: nil, into: &errors)
+                    }
                     continue
                 case .full:
                     break
@@ -82,7 +84,7 @@ extension NSManagedObject {
                 errors.append(error)
                 continue
             }
-            var value = publicValue(slot: index)
+            var value = validatedValue(slot: index)
             let before = errors.count
             modelErrors(for: property, value: value, into: &errors)
             if errors.count == before, let validator = validators[property.name] {
@@ -94,6 +96,16 @@ extension NSManagedObject {
             }
         }
         if let error = Self.combine(errors) { throw error }
+    }
+
+    /// The value validation checks: for an attribute a class keeps itself behind a custom primitive
+    /// accessor, the accessor's (the slot may be out of date; the save writes the accessor's value).
+    private func validatedValue(slot: Int) -> Any? {
+        if hasPrimitiveAccessors, let attribute = layout.properties[slot] as? NSAttributeDescription,
+           let accessor = keyTable.primitiveAccessors[attribute.name] {
+            return AttributeValues.normalize(accessor.get(self), for: attribute)
+        }
+        return publicValue(slot: slot)
     }
 
     /// A relationship to an object outside this object's context (never inserted, or deleted and saved)
