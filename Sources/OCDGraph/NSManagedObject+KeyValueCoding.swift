@@ -127,7 +127,11 @@ extension NSManagedObject {
     /// The stored value of `key`, without access notifications (a custom primitive accessor wins).
     /// A to-many relationship answers a `Set<NSManagedObject>` (an `NSOrderedSet` when ordered).
     func kvcPrimitiveValue(forKey key: String) -> Any? {
-        if hasPrimitiveAccessors, let accessor = keyTable.primitiveAccessors[key] { return accessor.get(self) }
+        if hasPrimitiveAccessors, let accessor = keyTable.primitiveAccessors[key] {
+            // The class's storage holds the value once the fault has filled it.
+            fireFault()
+            return accessor.get(self)
+        }
         guard let slot = layout.slot(named: key) else {
             fatalError("primitiveValueForKey: \(key) is not a property of the entity \(entity.name ?? "?").")
         }
@@ -175,14 +179,15 @@ extension NSManagedObject {
         while let inner = value, !ManagedValueCoercion.isPlainValue(inner), let optional = inner as? AnyOptionalValue {
             value = optional.wrappedValue
         }
+        guard let slot = layout.slot(named: key) else {
+            fatalError("setPrimitiveValue:forKey: \(key) is not a property of the entity \(entity.name ?? "?").")
+        }
+        // Before the class's own setter: filling a fault writes the row through that setter, over the value.
+        fireFault()
         if hasPrimitiveAccessors, let accessor = keyTable.primitiveAccessors[key], let set = accessor.set {
             set(self, value)
             // The subclass keeps the value; the slot mirrors it for saving and change tracking.
         }
-        guard let slot = layout.slot(named: key) else {
-            fatalError("setPrimitiveValue:forKey: \(key) is not a property of the entity \(entity.name ?? "?").")
-        }
-        fireFault()
         let property = layout.properties[slot]
         if layout.kinds[slot] == .toOne || layout.kinds[slot] == .toMany, let relationship = property as? NSRelationshipDescription {
             if relationship.isToMany {

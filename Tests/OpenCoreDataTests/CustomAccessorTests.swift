@@ -116,8 +116,8 @@ struct ListingStack {
     let coordinator: NSPersistentStoreCoordinator
     let context: NSManagedObjectContext
 
-    init() throws {
-        coordinator = NSPersistentStoreCoordinator(managedObjectModel: ListingModel.make())
+    init(model: NSManagedObjectModel = ListingModel.make()) throws {
+        coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
         context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
@@ -202,6 +202,42 @@ struct ListingStack {
         let third = stack.newContext()
         let again = try #require(try stack.fetch("Employee", in: third).first as? ListingEmployee)
         #expect(again.int16 == 7)
+    }
+
+    /// Validation checks the value the class keeps, which the save writes: it read the object's own copy,
+    /// out of date under custom primitive accessors, so a required value set through them failed the save
+    /// as missing, and a value beyond a validation predicate was saved.
+    @Test func validationChecksTheValueTheClassKeeps() throws {
+        let model = ListingModel.make()
+        let int16 = try #require(model.entitiesByName["Employee"]?.attributesByName["int16"])
+        int16.defaultValue = nil
+        int16.setValidationPredicates([NSPredicate(format: "SELF <= 100")], withValidationWarnings: ["Too big"])
+        let stack = try ListingStack(model: model)
+        let employee = try #require(stack.insert("Employee") as? ListingEmployee)
+        employee.int16 = 42
+        try stack.context.save()
+        employee.int16 = 500
+        let error = try #require(throws: NSError.self) { try stack.context.save() }
+        #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "int16")
+        #expect(error.userInfo[NSValidationValueErrorKey] as? NSNumber == 500)
+    }
+
+    /// A primitive value read or set on a fault, with custom primitive accessors: the fault fires first,
+    /// so the read gives the stored value and the set is kept (it was set, then overwritten by the row the
+    /// fault filled the class's storage with, and never saved).
+    @Test func primitiveValuesOfAFaultGoThroughTheFilledAccessors() throws {
+        let stack = try ListingStack()
+        (stack.insert("Employee") as? ListingEmployee)?.int16 = 42
+        try stack.context.save()
+        let other = stack.newContext()
+        let employee = try #require(try stack.fetch("Employee", in: other).first as? ListingEmployee)
+        #expect(employee.isFault)
+        #expect(employee.primitiveValue(forKey: "int16") as? Int16 == 42)
+        other.refresh(employee, mergeChanges: false)
+        #expect(employee.isFault)
+        employee.setPrimitiveValue(Int16(5), forKey: "int16")
+        #expect(employee.primitiveValue(forKey: "int16") as? Int16 == 5)
+        #expect(employee.int16 == 5)
     }
 
     /// With custom primitive accessors the class keeps the value: an old value comes from it, not from a
