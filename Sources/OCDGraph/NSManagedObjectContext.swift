@@ -44,7 +44,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public var undoManager: UndoManager?
     /// Whether a fault whose row is gone becomes a deleted object with nil values (true) or stops.
     public var shouldDeleteInaccessibleFaults = true
-    /// How old cached data may be; negative means no limit (the in-memory store has no cache to age).
+    /// How old cached data that fills a fault may be; negative (the default) means no limit. With 0, the
+    /// faults a fetch returns (or meets, registered) hold no row and read theirs from the store when they
+    /// fire, as Apple documents for "no staleness is acceptable"; a fault no fetch has met since keeps the
+    /// row it holds. A positive interval is not yet honoured: cached rows fill faults whatever their age,
+    /// as with a negative one.
     public var stalenessInterval: TimeInterval = -1
     /// How `save()` resolves conflicts with the store: an ``NSMergePolicy`` (Apple types the property
     /// `Any`). The default is `NSErrorMergePolicy`, which makes the save fail. Setting anything that is not

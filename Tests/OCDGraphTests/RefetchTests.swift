@@ -26,6 +26,24 @@ struct RefetchTests {
         return request
     }
 
+    /// With a staleness interval of 0, a fetched fault reads its row from the store when it fires, not
+    /// the row the fetch read ahead: another context's save is seen, and a change saved on top of it is no
+    /// conflict. (The interval was kept and never read.) With the default, the cached row fills it.
+    @Test(arguments: [0.0, -1.0])
+    func aZeroStalenessIntervalFiresFaultsFromTheStore(interval: Double) throws {
+        let stack = try TestStack()
+        let id = try stack.seed("Department", ["name": "D0"])
+        stack.context.stalenessInterval = interval
+        let department = try #require(try stack.context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Department")).first)
+        #expect(department.isFault)
+        try change(stack, id, ["name": "D1"])
+        #expect(department.value(forKey: "name") as? String == (interval == 0 ? "D1" : "D0"))
+        if interval == 0 {
+            department.setValue("D2", forKey: "name")
+            try stack.context.save()
+        }
+    }
+
     @Test func aRealizedObjectKeepsItsValuesUnlessTheRequestRefreshes() throws {
         let stack = try TestStack()
         let id = try stack.seed("Department", ["name": "D0", "budget": 10])
