@@ -65,7 +65,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try checkDerivations()
         lock.lock()
         defer { lock.unlock() }
-        if let storeURL, storeType != NSInMemoryStoreType, stores.contains(where: { $0.url == storeURL }) {
+        // By the file, not the URL's spelling: the same file added again through `.`, `..` or a symbolic
+        // link would be two stores on one file.
+        if let storeURL, storeType != NSInMemoryStoreType,
+           stores.contains(where: { $0.url.map(Self.filePath) == Self.filePath(storeURL) }) {
             throw coreDataError(NSPersistentStoreOperationError, [
                 NSLocalizedDescriptionKey: "Can't add the same store twice (\(storeURL.path)).",
             ])
@@ -356,8 +359,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// resolved, so that every coordinator and process locks the same files in the same order whatever
     /// order it added them in. Stores without a file lock nothing and come first.
     package static func lockOrder(_ stores: [NSPersistentStore]) -> [NSPersistentStore] {
-        let keyed = stores.map { store in (store, store.url.map { $0.standardizedFileURL.resolvingSymlinksInPath().path } ?? "") }
+        let keyed = stores.map { store in (store, store.url.map(filePath) ?? "") }
         return keyed.sorted { $0.1 < $1.1 }.map(\.0)
+    }
+
+    /// The path of the file at `url`, however the URL spells it: standardized, symbolic links resolved.
+    static func filePath(_ url: URL) -> String {
+        url.standardizedFileURL.resolvingSymlinksInPath().path
     }
 
     /// Writes each store's changes, one store after the other in the order they were added, once every

@@ -139,6 +139,26 @@ import class OCDPredicate.NSPredicate
     }
 
     /// Metadata set without the store's own keys keeps them: the file saved with it opens again.
+    /// One file is one store of a coordinator, whatever its URL's spelling: adding it again through `.`,
+    /// `..` or a symbolic link fails as adding the same URL does (two stores on one file got past it).
+    @Test func theSameFileCannotBeAddedTwiceUnderAnotherSpelling() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file("Store.sqlite")
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        _ = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+        let link = folder.file("Link.sqlite")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let spellings = [url, URL(fileURLWithPath: url.deletingLastPathComponent().path + "/./Store.sqlite"),
+                         URL(fileURLWithPath: url.deletingLastPathComponent().path + "/sub/../Store.sqlite"), link]
+        for spelling in spellings {
+            let error = try #require(throws: NSError.self) {
+                try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: spelling, options: nil)
+            }
+            #expect(error.code == NSPersistentStoreOperationError, "\(spelling.path)")
+        }
+        #expect(coordinator.persistentStores.count == 1)
+    }
+
     @Test func metadataSetWithoutTheVersionKeysKeepsThem() throws {
         let folder = TemporaryFolder()
         let url = folder.file()
