@@ -1,4 +1,5 @@
 import Foundation
+import OCDStore
 import OCDModel
 import OCDPredicate
 import class OCDPredicate.NSPredicate
@@ -101,9 +102,10 @@ extension NSManagedObject {
     /// The value validation checks: for an attribute a class keeps itself behind a custom primitive
     /// accessor, the accessor's (the slot may be out of date; the save writes the accessor's value).
     private func validatedValue(slot: Int) -> Any? {
-        if hasPrimitiveAccessors, let attribute = layout.properties[slot] as? NSAttributeDescription,
-           let accessor = keyTable.primitiveAccessors[attribute.name] {
-            return AttributeValues.normalize(accessor.get(self), for: attribute)
+        if hasPrimitiveAccessors, layout.properties[slot] is NSAttributeDescription,
+           keyTable.primitiveAccessors[layout.properties[slot].name] != nil {
+            // Numbers as `NSNumber`s, as `publicValue` hands every other attribute's out.
+            return SlotValues.boxed(storedAttributeValue(slot: slot))
         }
         return publicValue(slot: slot)
     }

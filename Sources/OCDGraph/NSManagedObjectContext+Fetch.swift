@@ -101,18 +101,17 @@ extension NSManagedObjectContext {
         var objects: [NSManagedObject]
         // Refreshing refetched objects needs their rows now, so it does without batch faulting.
         let refreshes = request.shouldRefreshRefetchedObjects && request.includesPropertyValues
-        if !pending && !refreshes && (request.fetchBatchSize > 0 || !request.includesPropertyValues) && request.returnsObjectsAsFaults
-            && stalenessInterval != 0 {
+        // With a staleness interval of 0 no row read before a fault fires may fill it (Apple: no staleness
+        // is acceptable): the faults read theirs, a batch per query, when they fire.
+        if !pending && !refreshes && (request.fetchBatchSize > 0 || !request.includesPropertyValues || stalenessInterval == 0)
+            && request.returnsObjectsAsFaults {
             // Batch faulting: IDs now, rows when a fault of a batch fires (one query per batch).
             let ids = try coordinator.executeFetchObjectIDs(plan(for: request, entity: entity, pushLimits: true))
             objects = faults(for: ids, batchSize: request.fetchBatchSize > 0 ? request.fetchBatchSize : FaultBatch.defaultSize, refetched: true)
         } else {
             var plan = plan(for: request, entity: entity, pushLimits: !pending)
-            let usesRows = request.includesPropertyValues && !(stalenessInterval == 0 && request.returnsObjectsAsFaults)
-            if !usesRows {
-                // No row will be used: the objects become faults that read their rows when fired. With a
-                // staleness interval of 0 no cached row may fill a fault either (Apple: no staleness is
-                // acceptable), so the faults take none from the fetch.
+            if !request.includesPropertyValues {
+                // No row will be used: the objects become faults that read their rows when fired.
                 plan.needsValues = { _ in false }
             } else if !registry.isEmpty && !refreshes {
                 // A realized object keeps its values: its row need not be decoded.
@@ -121,9 +120,8 @@ extension NSManagedObjectContext {
             let rows = try coordinator.executeFetch(plan)
             // Read once per fetch, not per row: the request's settings (class properties, each read with
             // the runtime's exclusivity check) and the class of each entity met (a lock per look).
-            var materializing = Materializing(includesValues: usesRows,
-                                              refreshesRefetched: request.shouldRefreshRefetchedObjects,
-                                              dropsCachedRows: stalenessInterval == 0 && request.returnsObjectsAsFaults)
+            var materializing = Materializing(includesValues: request.includesPropertyValues,
+                                              refreshesRefetched: request.shouldRefreshRefetchedObjects)
             objects = rows.map { materialize($0, &materializing) }
         }
         if pending {
@@ -175,10 +173,8 @@ extension NSManagedObjectContext {
         let usable = materializing.includesValues && row.hasValues
         if let object = registry[row.objectID] {
             if object.isFault {
-                // A fault takes the newest row it is offered; with no staleness acceptable it keeps none,
-                // so that it reads its row when it fires.
+                // A fault takes the newest row it is offered.
                 if usable && row.version > (object.knownRowVersion ?? -1) { object.setRow(row) }
-                else if materializing.dropsCachedRows && object.rowValues != nil { object.setRow(nil) }
             } else if usable && materializing.refreshesRefetched {
                 refresh(object, mergeChanges: true, fetched: row)
             }
@@ -203,8 +199,6 @@ extension NSManagedObjectContext {
     private struct Materializing {
         let includesValues: Bool
         let refreshesRefetched: Bool
-        /// Whether faults the fetch meets drop the rows they hold (`stalenessInterval` 0).
-        let dropsCachedRows: Bool
         /// The entity of the last fault made, and its class with its key table's flags.
         var lastClass: (entity: NSEntityDescription, classAndFlags: (NSManagedObject.Type, NSManagedObject.Status))?
     }

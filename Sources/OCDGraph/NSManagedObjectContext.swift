@@ -46,9 +46,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public var shouldDeleteInaccessibleFaults = true
     /// How old cached data that fills a fault may be; negative (the default) means no limit. With 0, the
     /// faults a fetch returns (or meets, registered) hold no row and read theirs from the store when they
-    /// fire, as Apple documents for "no staleness is acceptable"; a fault no fetch has met since keeps the
-    /// row it holds. A positive interval is not yet honoured: cached rows fill faults whatever their age,
-    /// as with a negative one.
+    /// fire, a batch per query, as Apple documents for "no staleness is acceptable"; a fault no fetch has
+    /// met since keeps the row it holds. A positive interval is not yet honoured: cached rows fill faults
+    /// whatever their age, as with a negative one.
     public var stalenessInterval: TimeInterval = -1
     /// How `save()` resolves conflicts with the store: an ``NSMergePolicy`` (Apple types the property
     /// `Any`). The default is `NSErrorMergePolicy`, which makes the save fail. Setting anything that is not
@@ -99,6 +99,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// an append rather than a hash insert per changed object, and a pass in about address order.
     @exclusivity(unchecked) var objectsWithEventValues: [NSManagedObject] = []
     @exclusivity(unchecked) var isProcessingPendingChanges = false
+    /// While `processPendingChanges()` posts its ObjectsDidChange.
+    @exclusivity(unchecked) var isPostingObjectsDidChange = false
     /// Objects changed while `willSave()` runs, which get `willSave()` again.
     @exclusivity(unchecked) var changedDuringWillSave: [ObjectIdentifier: NSManagedObject]?
     /// Counts objects put into `inserted` or `deleted`, so that a save's `willSave()` round knows
@@ -464,10 +466,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         isProcessingPendingChanges = true
         runPendingDeleteRules()
         dropObjectsInsertedAndDeleted()
-        // Cleared before the post, which takes every listed change first: an observer that changes the
-        // context and saves it (a save processes pending changes) has its delete rules run, and its own
-        // notification posted, nested in this one. Held through the post, the save skipped them.
         isProcessingPendingChanges = false
+        // Called from an observer of this context's own post (a save or a fetch there): the delete rules
+        // run, so that a save writes their effects, but the notification of these changes waits for the
+        // next event rather than being posted nested in this one (an observer that changes something at
+        // every notification would recurse).
+        guard !isPostingObjectsDidChange else { return }
+        isPostingObjectsDidChange = true
+        defer { isPostingObjectsDidChange = false }
         postObjectsDidChange()
     }
 
@@ -693,10 +699,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard let coordinator = persistentStoreCoordinator else {
             throw coreDataError(NSPersistentStoreSaveError, [NSLocalizedDescriptionKey: "The context has no persistent store coordinator."])
         }
-        // By entity and by the store `assign(_:to:)` chose (none: the entity's first store). Groups are few
-        // and objects of one entity mostly come together: a linear search, starting with the last group,
-        // instead of hashing a key per object. One pass over the objects, as a save's are mostly out of
-        // the cache by now.
+        // By entity and by the store `assign(_:to:)` chose (none: the one `store(for:)` chooses). Groups
+        // are few and objects of one entity mostly come together: a linear search, starting with the last
+        // group, instead of hashing a key per object. One pass over the objects, as a save's are mostly
+        // out of the cache by now.
         var seen = Set<ObjectIdentifier>()
         var groups: [(entity: NSEntityDescription, store: NSPersistentStore?, objects: [NSManagedObject])] = []
         var last = -1

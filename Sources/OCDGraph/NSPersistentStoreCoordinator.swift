@@ -188,8 +188,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// other has the entity; saving to it then fails as read-only).
     func store(for entity: NSEntityDescription) throws -> NSPersistentStore {
         let name = entity.name
-        let holding = persistentStores.filter { store in store.entities.contains { $0.name == name } }
-        guard let store = holding.first(where: { !$0.isReadOnly }) ?? holding.first else {
+        // Two scans rather than a filtered array: a save with several stores asks for each new object.
+        let holds = { (store: NSPersistentStore) in store.entities.contains { $0.name == name } }
+        guard let store = persistentStores.first(where: { !$0.isReadOnly && holds($0) }) ?? persistentStores.first(where: holds) else {
             throw coreDataError(NSPersistentStoreSaveError, [
                 NSLocalizedDescriptionKey: "No persistent store holds the entity \(name ?? "?") (the coordinator has \(persistentStores.count) store(s)).",
             ])
@@ -197,7 +198,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return store
     }
 
-    /// New permanent IDs from `store` (an `assign(_:to:)` choice), else from the entity's first store.
+    /// New permanent IDs from `store` (an `assign(_:to:)` choice), else from the one `store(for:)` chooses.
     func newObjectIDs(for entity: NSEntityDescription, count: Int, in store: NSPersistentStore? = nil) throws -> [NSManagedObjectID] {
         lock.lock()
         defer { lock.unlock() }

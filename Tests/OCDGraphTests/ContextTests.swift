@@ -903,6 +903,34 @@ struct ObjectsDidChangeTests {
         #expect(!stack.context.hasChanges)
     }
 
+    /// An observer that changes an object at every ObjectsDidChange and then fetches (which processes
+    /// pending changes) is not called again inside its own call: the change it made is announced at the
+    /// next event, not in a notification nested in the one it is handling.
+    @Test func anObserverThatChangesAndFetchesIsNotCalledInsideItself() throws {
+        let stack = try TestStack()
+        let ann = stack.insert("Employee", ["name": "Ann", "age": 1])
+        try stack.context.save()
+        final class Calls: @unchecked Sendable { var count = 0; var depth = 0; var deepest = 0 }
+        let calls = Calls()
+        nonisolated(unsafe) let stamped = ann
+        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange,
+                                                           object: stack.context, queue: nil) { _ in
+            calls.count += 1
+            calls.depth += 1
+            calls.deepest = max(calls.deepest, calls.depth)
+            defer { calls.depth -= 1 }
+            guard calls.count < 50 else { return }
+            stamped.setValue(calls.count + 100, forKey: "age")
+            _ = try? stack.context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Employee"))
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        ann.setValue("Ann2", forKey: "name")
+        stack.context.processPendingChanges()
+        #expect(calls.count == 1 && calls.deepest == 1)
+        stack.context.processPendingChanges()
+        #expect(calls.count == 2 && calls.deepest == 1)
+    }
+
     /// An object a context listed for its next ObjectsDidChange, and that outlived that context, starts
     /// clean in the context it joins: the listing bits it carried were the first context's, and its
     /// changes in the new one are announced there.

@@ -38,10 +38,19 @@ struct RefetchTests {
         #expect(department.isFault)
         try change(stack, id, ["name": "D1"])
         #expect(department.value(forKey: "name") as? String == (interval == 0 ? "D1" : "D0"))
-        if interval == 0 {
-            department.setValue("D2", forKey: "name")
-            try stack.context.save()
-        }
+        guard interval == 0 else { return }
+        department.setValue("D2", forKey: "name")
+        try stack.context.save()
+        // A realized object refetched with shouldRefreshRefetchedObjects takes the store's values still.
+        try change(stack, id, ["name": "D3"])
+        #expect(try stack.context.fetch(request("Department", refresh: true)).first?.value(forKey: "name") as? String == "D3")
+        // Faults of a batched fetch read their rows when one of them fires, one query per batch.
+        _ = try stack.seed("Department", ["name": "E0"])
+        stack.context.reset()
+        let batched = try stack.context.fetch(request("Department", refresh: false))
+        #expect(batched.count == 2 && batched.allSatisfy(\.isFault))
+        try change(stack, id, ["name": "D4"])
+        #expect(Set(batched.compactMap { $0.value(forKey: "name") as? String }) == ["D4", "E0"])
     }
 
     @Test func aRealizedObjectKeepsItsValuesUnlessTheRequestRefreshes() throws {
