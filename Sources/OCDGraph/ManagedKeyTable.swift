@@ -159,7 +159,7 @@ public enum ManagedValueCoercion {
     /// out of a narrower type's range (an Integer 16 column can hold 70000: SQLite does not enforce
     /// widths) truncated, a fraction set on an integer attribute through `setValue(_:forKey:)` cut off,
     /// any number other than 0 true. Nil for anything else.
-    static func truncatedInteger<T>(_ value: Any?, to type: T.Type) -> T? {
+    static func scalarReading<T>(_ value: Any?, to type: T.Type) -> T? {
         guard let value, let number = number(from: value) else { return nil }
         let bits = number.int64Value
         switch type {

@@ -50,7 +50,7 @@ extension NSManagedObject {
     private func convertedManagedValue<T>(forKey key: String) -> T {
         let value = kvcPrimitiveValue(forKey: key)
         didAccessValue(forKey: key)
-        guard let converted = ManagedValueCoercion.convert(value, to: T.self) ?? ManagedValueCoercion.truncatedInteger(value, to: T.self)
+        guard let converted = ManagedValueCoercion.convert(value, to: T.self) ?? ManagedValueCoercion.scalarReading(value, to: T.self)
                 ?? ManagedValueCoercion.unknownCase(value, as: T.self) else {
             fatalError("@Managed property '\(key)' of \(entity.name ?? "?") has type \(T.self), which cannot hold the stored value \(value.map { "\($0) of type \(type(of: $0))" } ?? "nil").")
         }
@@ -102,7 +102,7 @@ extension NSManagedObject {
     /// The getter of `@Managed var primitive<Key>`: the stored value without notifications.
     public func managedPrimitiveValue<T>(forKey key: String) -> T {
         let value = primitiveValue(forKey: key)
-        guard let converted = ManagedValueCoercion.convert(value, to: T.self) ?? ManagedValueCoercion.truncatedInteger(value, to: T.self)
+        guard let converted = ManagedValueCoercion.convert(value, to: T.self) ?? ManagedValueCoercion.scalarReading(value, to: T.self)
                 ?? ManagedValueCoercion.unknownCase(value, as: T.self) else {
             fatalError("@Managed primitive accessor of '\(key)' of \(entity.name ?? "?") has type \(T.self), which cannot hold the stored value \(value.map { "\($0) of type \(type(of: $0))" } ?? "nil").")
         }

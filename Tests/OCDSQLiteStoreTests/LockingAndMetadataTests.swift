@@ -138,7 +138,6 @@ import class OCDPredicate.NSPredicate
         }
     }
 
-    /// Metadata set without the store's own keys keeps them: the file saved with it opens again.
     /// One file is one store of a coordinator, whatever its URL's spelling: adding it again through `.`,
     /// `..` or a symbolic link fails as adding the same URL does (two stores on one file got past it).
     @Test func theSameFileCannotBeAddedTwiceUnderAnotherSpelling() throws {
@@ -159,6 +158,7 @@ import class OCDPredicate.NSPredicate
         #expect(coordinator.persistentStores.count == 1)
     }
 
+    /// Metadata set without the store's own keys keeps them: the file saved with it opens again.
     @Test func metadataSetWithoutTheVersionKeysKeepsThem() throws {
         let folder = TemporaryFolder()
         let url = folder.file()
