@@ -12,7 +12,10 @@ extension NSManagedObject {
     /// method, which may replace the value. Throws Core Data's validation error.
     func modelValidateValue(_ value: inout Any?, forKey key: String) throws {
         guard let property = entity.propertiesByName[key] else {
-            fatalError("validateValue:forKey: \(key) is not a property of the entity \(entity.name ?? "?").")
+            // A key the model does not define (a property the class keeps itself): key-value coding's
+            // own validation, the class's `validate<Key>` method if it has one, else the value is valid.
+            if let validator = keyTable.validators[key] { try validator(self, &value) }
+            return
         }
         var errors: [NSError] = []
         modelErrors(for: property, value: value, into: &errors)

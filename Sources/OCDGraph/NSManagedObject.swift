@@ -498,7 +498,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Validates `value` for the property `key`: the model's constraints (optionality, validation
     /// predicates such as minimum and maximum, relationship counts), then the class's `validate<Key>`
-    /// method, which may replace the value. Throws Core Data's validation error.
+    /// method, which may replace the value. Throws Core Data's validation error. For a key the model does
+    /// not define, only the class's `validate<Key>` method runs, as in key-value coding (none: valid).
     open func validateValue(_ value: inout Any?, forKey key: String) throws { try modelValidateValue(&value, forKey: key) }
 
     /// Validates the object for a save that inserts it. Throws one error, or

@@ -34,6 +34,14 @@ final class MacroBook: NSManagedObject {
             throw NSError(domain: "Library", code: 7, userInfo: [NSLocalizedDescriptionKey: "A title is needed."])
         }
     }
+
+    /// A property the class keeps itself, outside the model, with a validate<Key> method.
+    var nickname: String?
+
+    func validateNickname(_ value: inout Any?) throws {
+        if (value as? String)?.isEmpty == true { throw NSError(domain: "Library", code: 8) }
+        if let text = value as? String { value = text.trimmingCharacters(in: .whitespaces) }
+    }
 }
 
 private func macroStack() throws -> NSManagedObjectContext {
@@ -168,6 +176,21 @@ private func macroStack() throws -> NSManagedObjectContext {
         book.title = "Dune"
         try context.save()
         #expect(!book.objectID.isTemporaryID)
+    }
+
+    /// `validateValue(_:forKey:)` of a key outside the model runs the class's validate<Key> method, as
+    /// key-value coding's validation does, and finds any other key valid (it stopped the process).
+    @Test func validateValueOfAKeyOutsideTheModelRunsTheClasssMethod() throws {
+        let context = try macroStack()
+        let book = MacroBook(context: context)
+        var empty: Any? = ""
+        #expect(throws: NSError.self) { try book.validateValue(&empty, forKey: "nickname") }
+        var padded: Any? = " Ace "
+        try book.validateValue(&padded, forKey: "nickname")
+        #expect(padded as? String == "Ace")
+        var anything: Any? = 3
+        try book.validateValue(&anything, forKey: "unknownKey")
+        #expect(anything as? Int == 3)
     }
 
     @Test func fetchRequestsUseTypedResultsAndKeyPathSorts() throws {
