@@ -138,7 +138,9 @@ public enum ManagedValueCoercion {
         }
         // An enum stored as its raw value (Int16, String…): last, as its two conformance checks cost.
         if let enumType = T.self as? any RawRepresentable.Type, let made = makeRaw(enumType, from: value) as? T { return made }
-        if let optional = T.self as? any OptionalOfRawRepresentable.Type, let made = optional.wrapping(value) as? T { return made }
+        // Unwrapped first: a nil `Any?` cast to an optional `T` succeeds as an empty optional.
+        if let optional = T.self as? any OptionalOfRawRepresentable.Type, let wrapped = optional.wrapping(value),
+           let made = wrapped as? T { return made }
         return nil
     }
 
