@@ -313,6 +313,9 @@ final class PredicateSQL {
         // a date) is never equal to its value, as in memory: SQLite's column affinity would convert it.
         let mismatched = { (value: Any?) in ValueCoding.isMismatched(value, attribute) }
         var right = right, left = left
+        // A dictionary as the collection of IN or CONTAINS: its values are the members, as in memory.
+        if op == .in, case .constant(let value) = right, let values = Self.dictionaryValues(value) { right = .list(values) }
+        if op == .contains, case .constant(let value) = left, let values = Self.dictionaryValues(value) { left = .list(values) }
         if case .list(let elements) = right, op == .in { right = .list(elements.filter { !mismatched($0) }) }
         if case .list(let elements) = left, op == .contains { left = .list(elements.filter { !mismatched($0) }) }
         // BETWEEN orders by its bounds: one of another kind fails, as an ordering comparison does below.
@@ -479,6 +482,14 @@ final class PredicateSQL {
             return !["now", "random", "randomn:", "valueForKeyPath:"].contains(expression.function)
                 && (expression.arguments ?? []).allSatisfy(isConstant)
         default: return false
+        }
+    }
+
+    static func dictionaryValues(_ value: Any?) -> [Any?]? {
+        switch value {
+        case let dictionary as [AnyHashable: Any]: return dictionary.values.map { $0 }
+        case let dictionary as NSDictionary: return dictionary.allValues.map { $0 }
+        default: return nil
         }
     }
 

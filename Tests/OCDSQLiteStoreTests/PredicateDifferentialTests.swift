@@ -240,6 +240,7 @@ import class OCDPredicate.NSSortDescriptor
             c("age = 25.0"), c("age == %@", 36), c("age > %@", 35.5), c("age < -1"), c("age != nil"), c("age == nil"),
             c("nil == age"), c("age != %@", nil), c("NOT age == nil"), c("age BETWEEN {25, 36}"), c("age BETWEEN %@", [30, 33]),
             c("age IN {25, 30, 99}"), c("age IN %@", [36, 44, 1000]), c("age IN %@", [Int]()), c("NOT age IN %@", [30]),
+            c("age IN %@", ["a": 36, "b": 44]), c("age IN %@", NSDictionary(dictionary: ["x": 30])), c("%@ CONTAINS age", ["k": 25]),
             c("salary > 3000.5"), c("salary == 1234.5"), c("salary <= %@", 3000.25), c("age != nil AND salary > age * 100"),
             c("salary BETWEEN {3000, 3100}"), c("salary IN {0, 800}"), c("salary >= 3000 AND salary < 3001"),
             c("bonus > 10"), c("bonus == 10"), c("bonus == %@", Decimal(string: "12.5")!), c("bonus < %@", Decimal(string: "1.5")!),
