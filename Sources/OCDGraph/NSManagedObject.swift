@@ -7,7 +7,7 @@ import OCDStore
 import class OCDPredicate.NSPredicate
 import class OCDPredicate.NSExpression
 
-/// The type of snapshot change that `awakeFromSnapshotEvents(_:)` reports.
+/// The type of snapshot change that `awake(fromSnapshotEvents:)` reports.
 public struct NSSnapshotEventType: OptionSet, Sendable {
     public let rawValue: UInt
     public init(rawValue: UInt) { self.rawValue = rawValue }
@@ -594,7 +594,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Called when a fault is filled from the store; change tracking is off.
     open func awakeFromFetch() {}
     /// Called after undo, rollback, refresh and merge change the object's values.
-    open func awakeFromSnapshotEvents(_ flags: NSSnapshotEventType) {}
+    open func awake(fromSnapshotEvents flags: NSSnapshotEventType) {}
     /// Called before the object is saved (inserted, updated or deleted).
     open func willSave() {}
     /// Called after the object was saved.
@@ -731,13 +731,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         didTurnIntoFault()
     }
 
-    /// Calls `awakeFromSnapshotEvents(_:)` for the context, which is giving the object values from a
+    /// Calls `awake(fromSnapshotEvents:)` for the context, which is giving the object values from a
     /// snapshot: unmodeled changes the hook announces do not mark it updated.
     func sendSnapshotEvents(_ events: NSSnapshotEventType) {
         let context = managedObjectContext
         context?.unmodeledChangesIgnored += 1
         defer { context?.unmodeledChangesIgnored -= 1 }
-        awakeFromSnapshotEvents(events)
+        awake(fromSnapshotEvents: events)
     }
 
     /// The transient values, kept across a refresh that merges changes.

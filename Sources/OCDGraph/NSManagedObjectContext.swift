@@ -568,7 +568,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // MARK: Undoing changes
 
     /// Discards every unsaved change: inserted objects are dropped, deleted and updated ones get their
-    /// committed values back (`awakeFromSnapshotEvents(.rollback)`).
+    /// committed values back (`awake(fromSnapshotEvents: .rollback)`).
     public func rollback() {
         assertQueue()
         pendingDeletePropagation = []

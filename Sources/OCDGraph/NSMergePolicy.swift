@@ -84,7 +84,7 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
     /// Resolves optimistic-locking conflicts by changing the conflicting objects (see the table on the
     /// class). The error policy throws `NSManagedObjectMergeError` with `list` under
     /// `NSPersistentStoreSaveConflictsErrorKey`. Every resolved object gets
-    /// `awakeFromSnapshotEvents(.mergePolicy)`.
+    /// `awake(fromSnapshotEvents: .mergePolicy)`.
     open func resolve(optimisticLockingConflicts list: [NSMergeConflict]) throws {
         guard !list.isEmpty else { return }
         if mergeType == .errorMergePolicyType { throw Self.lockingError(list) }

@@ -135,7 +135,7 @@ struct AwakeFromFetchTests {
     }
 }
 
-@Suite("Life cycle: awakeFromSnapshotEvents")
+@Suite("Life cycle: awake(fromSnapshotEvents:)")
 struct SnapshotEventTests {
     @Test func snapshotEventTypesHaveApplesRawValues() {
         #expect(NSSnapshotEventType.undoInsertion.rawValue == 2)
@@ -723,7 +723,7 @@ final class TrackedNicknameEmployee: UnmodeledNicknameEmployee, @unchecked Senda
     override class var contextShouldIgnoreUnmodeledPropertyChanges: Bool { false }
     override func willTurnIntoFault() { nickname = "" }
     override func didTurnIntoFault() { nickname = "" }
-    override func awakeFromSnapshotEvents(_ flags: NSSnapshotEventType) { nickname = "" }
+    override func awake(fromSnapshotEvents flags: NSSnapshotEventType) { nickname = "" }
 }
 
 @Suite("Life cycle: changes of unmodeled properties")

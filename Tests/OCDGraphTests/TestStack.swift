@@ -297,8 +297,8 @@ final class HookedEmployee: NSManagedObject, @unchecked Sendable {
         log?.awakeFromFetch?(self)
     }
 
-    override func awakeFromSnapshotEvents(_ flags: NSSnapshotEventType) {
-        super.awakeFromSnapshotEvents(flags)
+    override func awake(fromSnapshotEvents flags: NSSnapshotEventType) {
+        super.awake(fromSnapshotEvents: flags)
         hook("awakeFromSnapshotEvents")
         snapshotEvents.append(flags)
     }
