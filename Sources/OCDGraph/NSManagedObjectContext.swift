@@ -449,11 +449,24 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Ends the current event for its changed objects: `changedValuesForCurrentEvent()` is empty again.
     private func endEventValues() {
-        for object in objectsWithEventValues where object.isListed(by: backreference) {
+        let ended = objectsWithEventValues
+        objectsWithEventValues = []
+        endEventValues(of: ended, carryingChanged: false)
+    }
+
+    /// Clears the event's values of `ended`, taken from `objectsWithEventValues` before a post so that
+    /// observers of ObjectsDidChange still read them. With `carryingChanged`, an object an observer
+    /// changed again carries its values into the next event (listed again) rather than losing the new
+    /// event's old values.
+    private func endEventValues(of ended: [NSManagedObject], carryingChanged: Bool) {
+        for object in ended where object.isListed(by: backreference) {
+            if carryingChanged && !object.status.isDisjoint(with: [.unprocessedInsert, .unprocessedUpdate, .unprocessedDelete]) {
+                objectsWithEventValues.append(object)
+                continue
+            }
             object.clearEventOldValues()
             object.status.remove(.listedForEventValues)
         }
-        objectsWithEventValues = []
     }
 
     // MARK: Processing pending changes
@@ -472,9 +485,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // next event rather than being posted nested in this one (an observer that changes something at
         // every notification would recurse).
         guard !isPostingObjectsDidChange else { return }
-        isPostingObjectsDidChange = true
-        defer { isPostingObjectsDidChange = false }
-        postObjectsDidChange()
+        postingObjectsDidChange { postObjectsDidChange() }
     }
 
     /// Inserted, then deleted before a save: the object never existed.
@@ -511,7 +522,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingDeletePropagation = []
     }
 
-    func postObjectsDidChange(invalidatedAll: Bool = false, merged: Set<NSManagedObject> = []) {
+    func postObjectsDidChange(invalidatedAll: [NSManagedObjectID]? = nil, merged: Set<NSManagedObject> = []) {
         var userInfo = [AnyHashable: Any](minimumCapacity: 4)
         // Objects another context saved and a merge faulted in: inserted, as far as observers go.
         if !merged.isEmpty { userInfo[PostedKey.inserted] = merged }
@@ -528,12 +539,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             if !deletedNow.isEmpty { userInfo[PostedKey.deleted] = deletedNow }
         }
         if !unprocessedRefreshed.isEmpty { userInfo[PostedKey.refreshed] = Set(unprocessedRefreshed.values) }
-        if invalidatedAll { userInfo[PostedKey.invalidatedAll] = Array(registry.keys) }
+        if let invalidatedAll { userInfo[PostedKey.invalidatedAll] = invalidatedAll }
         unprocessedRefreshed = [:]
-        endEventValues()
+        // Cleared after the post: `changedValuesForCurrentEvent()` is what an observer of it reads.
+        let ended = objectsWithEventValues
+        objectsWithEventValues = []
         if !userInfo.isEmpty {
             NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: userInfo)
         }
+        endEventValues(of: ended, carryingChanged: true)
     }
 
     /// Each relationship's delete rule (`prepareForDeletion()` ran in `delete(_:)`).
@@ -572,6 +586,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public func rollback() {
         assertQueue()
         pendingDeletePropagation = []
+        // What observers heard of and now see undone, as undoing each change would announce it: an
+        // announced insertion is deleted, an announced deletion inserted again, an update's values
+        // restored (refreshed). Changes never announced are dropped unheard.
+        let discarded = Set(inserted.values.filter { $0.status.contains(.insertionAnnounced) })
+        let undeleted = Set(deleted.values.filter {
+            !$0.status.contains(.unprocessedDelete) && !$0.objectID.isTemporaryID && inserted[ObjectIdentifier($0)] == nil
+        })
+        let reverted = Set(updated.values.filter { !$0.status.contains(.deleted) })
         for object in inserted.values {
             registry[object.objectID] = nil
             object.status.subtract([.inserted, .deleted, .updated])
@@ -597,16 +619,28 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         unprocessedDeleted.forget(owner: backreference)
         endEventValues()
         undoManager?.removeAllActions()
+        var userInfo: [AnyHashable: Any] = [:]
+        if !discarded.isEmpty { userInfo[PostedKey.deleted] = discarded }
+        if !undeleted.isEmpty { userInfo[PostedKey.inserted] = undeleted }
+        let refreshed = reverted.union(unprocessedRefreshed.values)
+        unprocessedRefreshed = [:]
+        if !refreshed.isEmpty { userInfo[PostedKey.refreshed] = refreshed }
+        guard !userInfo.isEmpty else { return }
+        postingObjectsDidChange {
+            NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: userInfo)
+        }
     }
 
     /// Forgets every registered object: they turn into faults and leave the context.
     public func reset() {
         assertQueue()
         let objects = Array(registry.values)
+        let invalidated = Array(registry.keys)
         unprocessedInserted.forget(owner: backreference)
         unprocessedUpdated.forget(owner: backreference)
         unprocessedDeleted.forget(owner: backreference)
-        postObjectsDidChange(invalidatedAll: true)
+        unprocessedRefreshed = [:]
+        endEventValues()
         registry.removeAll()
         inserted = [:]
         assignedStores = [:]
@@ -619,6 +653,17 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.managedObjectContext = nil
         }
         undoManager?.removeAllActions()
+        // Posted once every object is gone: "have been invalidated", so an observer that fetches again
+        // gets new objects, not the ones about to leave.
+        postingObjectsDidChange { postObjectsDidChange(invalidatedAll: invalidated) }
+    }
+
+    /// Runs `post` with the flag that keeps an observer's `processPendingChanges()` from posting nested.
+    private func postingObjectsDidChange(_ post: () -> Void) {
+        let wasPosting = isPostingObjectsDidChange
+        isPostingObjectsDidChange = true
+        defer { isPostingObjectsDidChange = wasPosting }
+        post()
     }
 
     /// `false`: turns `object` into a fault and drops its unsaved changes. `true`: reads its values again
@@ -644,19 +689,23 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             updated[key] = nil
             unprocessedUpdated.remove(object)
             object.status.remove(.updated)
-            if flag, let row = fetched ?? storeRow(for: object.objectID) {
+            // A fault has no values to reload: it stays one, and reads the store's when it fires (with
+            // `awakeFromFetch()` and its transient defaults, as any fault).
+            if flag, !object.isFault, let row = fetched ?? storeRow(for: object.objectID) {
                 merge(row, into: object, keeping: [])
                 object.sendSnapshotEvents(.refresh)
             } else {
                 object.turnIntoFault()
             }
             unprocessedRefreshed[key] = object
+            scheduleEventEnd()
             return
         }
         guard let row = fetched ?? storeRow(for: object.objectID) else { return }
         merge(row, into: object, keeping: nil)
         object.sendSnapshotEvents(.refresh)
         unprocessedRefreshed[key] = object
+        scheduleEventEnd()
     }
 
     /// Refreshes every registered object: those with changes keep them, the others turn into faults.
