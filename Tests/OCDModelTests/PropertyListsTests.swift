@@ -48,6 +48,11 @@ import Testing
         let table = Int(badOffset[badOffset.count - 1])
         badOffset[table] = 2
         #expect(throws: PropertyLists.Malformed.self) { try PropertyLists.check(badOffset) }
+        // An eight-byte offset beyond Int.max (the reader compared it as an Int, and stopped).
+        var huge = Array("bplist00".utf8) + [0x08]
+        huge += [UInt8](repeating: 0xFF, count: 8)
+        huge += [0, 0, 0, 0, 0, 0, 8, 1] + [0, 0, 0, 0, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 8) + [0, 0, 0, 0, 0, 0, 0, 9]
+        #expect(throws: PropertyLists.Malformed.self) { try PropertyLists.check(Data(huge)) }
         // Not a binary property list: left to the reader to judge.
         try PropertyLists.check(Data("<plist><string>x</string></plist>".utf8))
         try PropertyLists.check(Data([1, 2, 3]))

@@ -38,10 +38,12 @@ package enum PropertyLists {
                 throw Malformed(description: "a binary property list whose trailer does not describe its object table")
             }
             for index in 0..<Int(count) {
-                let offset = Int(integer(at: Int(table) + index * offsetSize, size: offsetSize))
-                guard offset >= 8, offset < Int(table) else {
+                // Compared before it becomes an Int: an eight-byte offset can exceed Int.max.
+                let rawOffset = integer(at: Int(table) + index * offsetSize, size: offsetSize)
+                guard rawOffset >= 8, rawOffset < table else {
                     throw Malformed(description: "a binary property list whose object \(index) lies outside its objects")
                 }
+                let offset = Int(rawOffset)
                 let marker = bytes[offset]
                 if marker >> 4 == 0xB || marker >> 4 == 0xC {
                     throw Malformed(description: "a binary property list holding a set (object \(index)), which Linux Foundation cannot read")
