@@ -286,6 +286,41 @@ struct FrozenModelTests {
         #expect(output.contains("NSManagedObjectModel: Can't modify an immutable model."), "stopped with another message: \(output)")
     }
 
+    /// Apple raises "Can't use an entity in two models": the entity would leave the model in use, its
+    /// relationships resolved again against the other one.
+    @Test func anEntityOfAModelCannotJoinAnotherModel() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let model = FrozenModelTests.frozenModel()
+            withExtendedLifetime(model) { NSManagedObjectModel().entities = [model.entitiesByName["A"]!] }
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Can't use an entity in two models"), "stopped with another message: \(output)")
+        // A copy can join: it belongs to no model.
+        let model = FrozenModelTests.frozenModel()
+        let other = NSManagedObjectModel()
+        other.entities = [model.entitiesByName["A"]!.copy() as! NSEntityDescription]
+        #expect(other.entitiesByName["A"]?.managedObjectModel === other)
+        #expect(model.entitiesByName["A"]?.managedObjectModel === model)
+    }
+
+    /// Apple: unset, a renaming identifier "will return the entity's name" (the property's name); a
+    /// compiled model writes only one the model gave.
+    @Test func renamingIdentifiersDefaultToTheName() throws {
+        let attribute = NSAttributeDescription()
+        attribute.name = "title"
+        let entity = NSEntityDescription()
+        entity.name = "Note"
+        entity.properties = [attribute]
+        #expect(attribute.renamingIdentifier == "title")
+        #expect(entity.renamingIdentifier == "Note")
+        attribute.renamingIdentifier = "heading"
+        #expect(attribute.renamingIdentifier == "heading")
+        attribute.renamingIdentifier = nil
+        #expect(attribute.renamingIdentifier == "title")
+        let copy = try #require(entity.copy() as? NSEntityDescription)
+        #expect(copy.explicitRenamingIdentifier == nil && copy.renamingIdentifier == "Note")
+    }
+
     @Test func aCompositeElementCannotChange() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let model = FrozenModelTests.frozenModel()

@@ -26,8 +26,14 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
     public var userInfo: [AnyHashable: Any]? { willSet { assertEditable() } }
     /// A string mixed into the version hash.
     public var versionHashModifier: String? { willSet { assertEditable() } }
-    /// The entity's name in the previous model version, for lightweight migration.
-    public var renamingIdentifier: String? { willSet { assertEditable() } }
+    /// The entity's name in the previous model version, for lightweight migration. Unset, it is the
+    /// entity's name, as Apple's documentation says.
+    public var renamingIdentifier: String? {
+        get { explicitRenamingIdentifier ?? name }
+        set { assertEditable(); explicitRenamingIdentifier = newValue }
+    }
+    /// The identifier the model gives (nil when it gives none): what a model file writes.
+    package var explicitRenamingIdentifier: String?
     /// The entity's fetch indexes.
     public var indexes: [NSFetchIndexDescription] = [] {
         willSet { assertEditable() }
@@ -189,7 +195,7 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
         copy.isAbstract = isAbstract
         copy.userInfo = userInfo
         copy.versionHashModifier = versionHashModifier
-        copy.renamingIdentifier = renamingIdentifier
+        copy.explicitRenamingIdentifier = explicitRenamingIdentifier
         copy.uniquenessConstraints = uniquenessConstraints
         copy.compoundIndexes = compoundIndexes
         copy.superentityName = superentity?.name ?? superentityName

@@ -37,8 +37,14 @@ public class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     public var userInfo: [AnyHashable: Any]? { willSet { assertEditable() } }
     /// A string mixed into the version hash, to mark a change the hash would not otherwise see.
     public var versionHashModifier: String? { willSet { assertEditable() } }
-    /// The property's name in the previous model version, for lightweight migration.
-    public var renamingIdentifier: String? { willSet { assertEditable() } }
+    /// The property's name in the previous model version, for lightweight migration. Unset, it is the
+    /// property's name, as Apple's documentation says.
+    public var renamingIdentifier: String? {
+        get { explicitRenamingIdentifier ?? name }
+        set { assertEditable(); explicitRenamingIdentifier = newValue }
+    }
+    /// The identifier the model gives (nil when it gives none): what a model file writes.
+    package var explicitRenamingIdentifier: String?
     /// The predicates a value must satisfy to be valid, each with its warning (`NSString` or the key of a
     /// localized message), in the same order.
     public private(set) var validationPredicates: [NSPredicate] = []
@@ -116,7 +122,7 @@ public class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
         isIndexedBySpotlight = other.isIndexedBySpotlight
         userInfo = other.userInfo
         versionHashModifier = other.versionHashModifier
-        renamingIdentifier = other.renamingIdentifier
+        explicitRenamingIdentifier = other.explicitRenamingIdentifier
         validationPredicates = other.validationPredicates
         validationWarnings = other.validationWarnings
     }

@@ -224,7 +224,7 @@ package enum CompiledModel {
             abstract: entity.isAbstract,
             userInfo: stringDictionary(entity.userInfo),
             versionHashModifier: entity.versionHashModifier,
-            renamingIdentifier: entity.renamingIdentifier,
+            renamingIdentifier: entity.explicitRenamingIdentifier,
             properties: entity.properties.map(record),
             uniquenessConstraints: entity.uniquenessConstraints.map { $0.map { "\($0)" } },
             compoundIndexes: entity.compoundIndexes.map { $0.map { "\($0)" } },
@@ -239,7 +239,7 @@ package enum CompiledModel {
         var encoded = Property(
             kind: "property", name: property.name, optional: property.isOptional, transient: property.isTransient,
             indexed: property.isIndexed, spotlight: property.isIndexedBySpotlight, userInfo: stringDictionary(property.userInfo),
-            versionHashModifier: property.versionHashModifier, renamingIdentifier: property.renamingIdentifier,
+            versionHashModifier: property.versionHashModifier, renamingIdentifier: property.explicitRenamingIdentifier,
             validation: zip(property.validationPredicates, property.validationWarnings).map { predicate, warning in
                 Validation(predicate: predicate.predicateFormat, warningCode: warning as? Int, warning: warning is Int ? nil : "\(warning)")
             })

@@ -43,6 +43,11 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
                 if !seen.insert(name).inserted {
                     fatalError("NSManagedObjectModel: the model has two entities named '\(name)'")
                 }
+                // Apple raises too: the entity would leave a model that may be in use, its relationships
+                // re-resolved against this one.
+                if let owner = entity.managedObjectModel, owner !== self {
+                    fatalError("NSManagedObjectModel: Can't use an entity in two models ('\(name)' belongs to another model; insert a copy of it).")
+                }
             }
             for entity in entityList where entity.managedObjectModel === self { entity.managedObjectModel = nil }
             entityList = newValue
