@@ -96,6 +96,9 @@ enum Comparison {
             return codeUnitOrder(fold(a, options), fold(b, options))
         case (.date(let a), .date(let b)):
             return a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
+        case (.object(let a), .object(let b)) where uuid(a.value) != nil && uuid(b.value) != nil:
+            // NSUUID has `compare:`; byte by byte, the order SQLite gives the 16-byte blobs a store keeps.
+            return bytewiseOrder(uuid(a.value)!, uuid(b.value)!)
         default:
             if let a = lhs.numeric, let b = rhs.numeric {
                 if let result = Numeric.compare(a, b) { return result }
@@ -106,6 +109,20 @@ enum Comparison {
                 if aIsNaN || bIsNaN { return aIsNaN == bIsNaN ? .orderedSame : (aIsNaN ? .orderedAscending : .orderedDescending) }
             }
             throw PredicateEvaluationError(.typeMismatch, "Can't compare \(describe(lhs)) with \(describe(rhs)): \(KeyValueCoding.typeName(lhs)) and \(KeyValueCoding.typeName(rhs)) have no common order.")
+        }
+    }
+
+    private static func uuid(_ value: Any) -> UUID? {
+        if let uuid = value as? UUID { return uuid }
+        return (value as? NSUUID).map { $0 as UUID }
+    }
+
+    private static func bytewiseOrder(_ a: UUID, _ b: UUID) -> ComparisonResult {
+        withUnsafeBytes(of: a.uuid) { x in
+            withUnsafeBytes(of: b.uuid) { y in
+                for index in 0..<16 where x[index] != y[index] { return x[index] < y[index] ? .orderedAscending : .orderedDescending }
+                return .orderedSame
+            }
         }
     }
 
