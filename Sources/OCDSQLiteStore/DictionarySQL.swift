@@ -8,6 +8,12 @@ import class OCDPredicate.NSSortDescriptor
 /// Dictionary results in SQL: selected properties and expressions, aggregates (`sum:`, `count:`, `min:`,
 /// `max:`, `average:`), GROUP BY, DISTINCT, sorts, limit and offset.
 struct DictionarySQL {
+    /// Result types no conversion of a column gives: an attribute's column is read as the attribute.
+    static func readsAsStored(_ type: NSAttributeType) -> Bool {
+        type == .undefinedAttributeType || type == .binaryDataAttributeType || type == .transformableAttributeType
+            || type == .UUIDAttributeType || type == .URIAttributeType
+    }
+
     /// How to read one result column.
     enum Reader {
         case attribute(NSAttributeDescription)
@@ -91,7 +97,12 @@ struct DictionarySQL {
             }
             switch try translator.operand(expression, scope) {
             case .value(let sql, let attribute):
-                let reader: Reader = resultType.flatMap { $0 == .undefinedAttributeType ? nil : Reader.typed($0) } ?? attribute.map(Reader.attribute) ?? .typed(.undefinedAttributeType)
+                // A result type that converts (a number to a double, say) reads by type. One of the
+                // attribute's own kind reads as the attribute: its transformer, external storage and
+                // other settings are how the column's bytes become its value.
+                let keepsAttribute = attribute.map { attribute in resultType.map { $0 == attribute.attributeType || Self.readsAsStored($0) } ?? true } ?? false
+                let reader: Reader = keepsAttribute ? .attribute(attribute!)
+                    : resultType.flatMap { $0 == .undefinedAttributeType ? nil : Reader.typed($0) } ?? attribute.map(Reader.attribute) ?? .typed(.undefinedAttributeType)
                 return Column(name: name, sql: sql, reader: reader, isAggregate: false)
             case .object(let sql, let entity):
                 return Column(name: name, sql: sql, reader: .object(entity, entityColumn: nil), isAggregate: false)
@@ -149,6 +160,11 @@ struct DictionarySQL {
             guard let key = sort.key else { continue }
             let term: String
             if let index = columns.firstIndex(where: { $0.name == key }) {
+                // A composite's column is a placeholder (its elements are read apart): ordering by it
+                // would order by nothing. Refused, as an object fetch and the in-memory store refuse it.
+                if case .composite(let elements) = columns[index].reader {
+                    throw SQLiteStoreError.unsupportedPredicate("a sort by \(key), a composite attribute: name one of its elements, \(elements.map { ([key] + $0.path).joined(separator: ".") }.joined(separator: ", "))")
+                }
                 term = "c\(index)"
             } else {
                 guard case .value(let sqlTerm, _) = try translator.keyPath(key, from: scope) else {

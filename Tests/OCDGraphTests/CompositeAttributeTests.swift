@@ -142,6 +142,20 @@ import class OCDPredicate.NSSortDescriptor
         #expect(rome["count"] as? Int == 2)
     }
 
+    /// A composite has no order of its own: a dictionary fetch sorted by one fails, naming its elements,
+    /// as an object fetch does (it returned the rows unsorted in SQLite).
+    @Test func aDictionaryFetchSortedByACompositeFails() throws {
+        let stack = try TestStack(model: Self.model())
+        place(stack, "Rome", ["latitude": 41.9, "longitude": 12.5])
+        place(stack, "Oslo", ["latitude": 59.91, "longitude": 10.75])
+        try stack.context.save()
+        let request = NSFetchRequest<NSDictionary>(entityName: "Place")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["name", "location"]
+        request.sortDescriptors = [NSSortDescriptor(key: "location", ascending: true)]
+        #expect(throws: (any Error).self) { try stack.context.fetch(request) }
+    }
+
     /// A uniqueness constraint on an element (`location.latitude`) or on a whole composite holds like any.
     @Test(arguments: [["location.latitude"], ["location"]])
     func aUniquenessConstraintOnACompositeHolds(_ constraint: [String]) throws {

@@ -6,6 +6,7 @@ import OCDStore
 import OCDTestSupport
 import Testing
 import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSExpression
 
 // Transformable attributes that name a custom transformer are stored through the ValueTransformer
 // registered under that name, in Core Data's direction: `transformedValue` makes the stored data,
@@ -103,6 +104,38 @@ final class OneWayTransformer: ValueTransformer {
         let url = folder.file()
         #expect(try Self.save(Colour(0, 128, 255), transformer: name, at: url) == Data("0,128,255".utf8))
         #expect(try Self.reread(transformer: name, at: url) as? Colour == Colour(0, 128, 255))
+    }
+
+    /// A dictionary fetch of the attribute through an expression typed as the attribute's kind reads it
+    /// as the attribute: through its transformer (and past its external-storage marker), not as the bytes.
+    @Test func anExpressionTypedAsTheAttributeReadsItsValue() throws {
+        let name = "ValueTransformerStoreTests.expression"
+        ValueTransformer.setValueTransformer(ColourTextTransformer(), forName: NSValueTransformerName(name))
+        let colour = TestModel.attribute("colour", .transformableAttributeType)
+        colour.valueTransformerName = name
+        let photo = TestModel.attribute("photo", .binaryDataAttributeType)
+        photo.allowsExternalBinaryDataStorage = true
+        let model = NSManagedObjectModel()
+        model.entities = [TestModel.entity("Theme", [colour, photo])]
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: model, url: folder.file())
+        try withExtendedLifetime(stack.context) {
+            _ = stack.insert("Theme", ["colour": Colour(1, 2, 3), "photo": Data([0xAA, 0xBB])])
+            try stack.context.save()
+            func described(_ key: String, _ type: NSAttributeType) -> NSExpressionDescription {
+                let description = NSExpressionDescription()
+                description.name = key + "Value"
+                description.expression = NSExpression(forKeyPath: key)
+                description.expressionResultType = type
+                return description
+            }
+            let request = NSFetchRequest<NSDictionary>(entityName: "Theme")
+            request.resultType = .dictionaryResultType
+            request.propertiesToFetch = [described("colour", .transformableAttributeType), described("photo", .binaryDataAttributeType)]
+            let row = try #require(try stack.context.fetch(request).first)
+            #expect(row["colourValue"] as? Colour == Colour(1, 2, 3))
+            #expect(row["photoValue"] as? Data == Data([0xAA, 0xBB]))
+        }
     }
 
     @Test func anUnarchivingTransformerArchivesTheValueItStores() throws {
