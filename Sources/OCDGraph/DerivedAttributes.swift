@@ -29,7 +29,7 @@ extension NSManagedObjectContext {
             guard let object = registry[derived.objectID], derived.slot < object.layout.properties.count else { continue }
             object.rowValues?[derived.slot] = derived.value
             // A fault takes it when it fires, from its row (if it has one; else it reads the store's).
-            if !object.status.contains(.fault) { object.slots[derived.slot] = derived.value }
+            if !object.status.contains(.fault) { object.setStoreComputedValue(derived.value, slot: derived.slot) }
         }
     }
 }

@@ -650,6 +650,20 @@ extension NSManagedObject {
         }
     }
 
+    /// Replaces the value of `slot` with one the store computed (a derived attribute after a save),
+    /// telling key-value observers and Observation of the key, as for any other change of it, without
+    /// making it a change of the object's.
+    func setStoreComputedValue(_ value: Any?, slot: Int) {
+        guard extras != nil else { slots[slot] = value; return }
+        let key = layout.properties[slot].name
+        let old = self.value(forKey: key)
+        registrarWillSet(slot: slot)
+        notifyObservers(key, kind: .setting, old: old, new: nil, isPrior: true)
+        slots[slot] = value
+        registrarDidSet(slot: slot)
+        notifyObservers(key, kind: .setting, old: old, new: self.value(forKey: key), isPrior: false)
+    }
+
     func notifyObservers(_ key: String, kind: NSKeyValueChange, old: Any?, new: Any?, indexes: IndexSet? = nil, isPrior: Bool) {
         guard !observers.isEmpty else { return }
         for observer in observers where observer.isValid {

@@ -116,12 +116,14 @@ extension NSManagedObjectContext {
 
         // Updates: a fault reads the new row when it fires; a realized object is refreshed now, keeping
         // this context's changes (a pending deletion included, which then expects the new version).
+        var refreshedIDs: Set<NSManagedObjectID> = []
         for id in updatedIDs {
             guard let object = registry[id], !object.isInserted, gone[ObjectIdentifier(object)] == nil else { continue }
             if object.isFault {
                 forgetFault(object)
             } else {
                 refresh(object, mergeChanges: true)
+                refreshedIDs.insert(id)
             }
         }
 
@@ -156,6 +158,13 @@ extension NSManagedObjectContext {
             faults.insert(object(with: id))
         }
         postObjectsDidChange(merged: faults)
+        // Apple's DidMergeChangesObjectIDs: what the merge took in, by ID.
+        var merged: [AnyHashable: Any] = [:]
+        if !insertedIDs.isEmpty { merged[NSInsertedObjectIDsKey] = Set(insertedIDs) }
+        if !updatedIDs.isEmpty { merged[NSUpdatedObjectIDsKey] = Set(updatedIDs) }
+        if !deletedIDs.isEmpty { merged[NSDeletedObjectIDsKey] = Set(deletedIDs) }
+        if !refreshedIDs.isEmpty { merged[NSRefreshedObjectIDsKey] = refreshedIDs }
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidMergeChangesObjectIDs, object: self, userInfo: merged)
     }
 
     /// Removes the deleted objects `gone` from `object`'s loaded relationships, with change notifications

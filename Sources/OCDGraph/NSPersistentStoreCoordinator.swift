@@ -20,6 +20,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     private var stores: [NSPersistentStore] = []
     private let lock = NSRecursiveLock()
+    /// The coordinator's queue: `perform(_:)` blocks run on it one at a time, in the order submitted.
+    private let queue = DispatchQueue(label: "OpenCoreData.NSPersistentStoreCoordinator")
 
     /// A coordinator for `model`. The model can no longer be edited afterwards.
     public init(managedObjectModel model: NSManagedObjectModel) {
@@ -81,10 +83,21 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         } catch {
             throw coreDataError(NSPersistentStoreOpenError, [NSLocalizedDescriptionKey: "\(error)", NSUnderlyingErrorKey: error])
         }
+        postStoresChange(.NSPersistentStoreCoordinatorStoresWillChange, added: [store])
         store.coordinatorReference = self
         stores.append(store)
         store.didAdd(to: self)
+        postStoresChange(.NSPersistentStoreCoordinatorStoresDidChange, added: [store])
         return store
+    }
+
+    /// Apple's StoresWillChange or StoresDidChange, about this coordinator, with the stores under
+    /// `NSAddedPersistentStoresKey` and `NSRemovedPersistentStoresKey`.
+    private func postStoresChange(_ name: Notification.Name, added: [NSPersistentStore] = [], removed: [NSPersistentStore] = []) {
+        var userInfo: [AnyHashable: Any] = [:]
+        if !added.isEmpty { userInfo[NSAddedPersistentStoresKey] = added }
+        if !removed.isEmpty { userInfo[NSRemovedPersistentStoresKey] = removed }
+        NotificationCenter.default.post(name: name, object: self, userInfo: userInfo)
     }
 
     /// Adds the store `description` describes and reports the outcome to `block` (synchronously unless
@@ -112,12 +125,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     public func remove(_ store: NSPersistentStore) throws {
         lock.lock()
         defer { lock.unlock() }
-        guard let index = stores.firstIndex(where: { $0 === store }) else {
+        guard stores.contains(where: { $0 === store }) else {
             throw coreDataError(NSPersistentStoreOperationError, [NSLocalizedDescriptionKey: "The store is not one of this coordinator's."])
         }
+        NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: self)
+        postStoresChange(.NSPersistentStoreCoordinatorStoresWillChange, removed: [store])
+        // Looked up again: an observer may have changed the list.
+        guard let index = stores.firstIndex(where: { $0 === store }) else { return }
         store.willRemove(from: self)
         stores.remove(at: index)
         store.coordinatorReference = nil
+        postStoresChange(.NSPersistentStoreCoordinatorStoresDidChange, removed: [store])
     }
 
     /// The store at `url`, if added.
@@ -140,7 +158,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         guard let storeClass = PersistentStoreTypes.storeClass(for: storeType) else {
             throw coreDataError(NSPersistentStoreInvalidTypeError, [NSLocalizedDescriptionKey: "Unsupported store type \"\(storeType)\"."])
         }
-        return try storeClass.metadataForPersistentStore(with: url)
+        return try Self.asCoreDataError { try storeClass.metadataForPersistentStore(with: url) }
+    }
+
+    /// `body`'s error as Core Data's: a store class's own error becomes `NSPersistentStoreOperationError`
+    /// with it underneath, as the other coordinator methods report.
+    private static func asCoreDataError<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as NSError where error.domain == NSCocoaErrorDomain {
+            throw error
+        } catch {
+            throw coreDataError(NSPersistentStoreOperationError, [NSLocalizedDescriptionKey: "\(error)", NSUnderlyingErrorKey: error])
+        }
     }
 
     /// Replaces the metadata of the store file at `url` without adding it.
@@ -149,7 +179,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         guard let storeClass = PersistentStoreTypes.storeClass(for: storeType) else {
             throw coreDataError(NSPersistentStoreInvalidTypeError, [NSLocalizedDescriptionKey: "Unsupported store type \"\(storeType)\"."])
         }
-        try storeClass.setMetadata(metadata, forPersistentStoreAt: url)
+        try Self.asCoreDataError { try storeClass.setMetadata(metadata, forPersistentStoreAt: url) }
+    }
+
+    /// Deletes the store file at `url` and the files that go with it (for SQLite: its `-wal`, `-shm`
+    /// and `-journal` files and its external data folder). A store of this coordinator at that file is
+    /// removed from it first. Missing files are no error.
+    public func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
+        guard let storeClass = PersistentStoreTypes.storeClass(for: storeType) else {
+            throw coreDataError(NSPersistentStoreInvalidTypeError, [NSLocalizedDescriptionKey: "Unsupported store type \"\(storeType)\"."])
+        }
+        let path = Self.filePath(url)
+        for store in persistentStores where store.url.map(Self.filePath) == path { try remove(store) }
+        try Self.asCoreDataError { try storeClass.destroyStore(at: url) }
     }
 
     /// The object ID an `x-coredata:` URI names, if its store is one of the coordinator's and it names an
@@ -167,7 +209,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Runs `block` with the coordinator's stores to itself, asynchronously.
     public func perform(_ block: @escaping @Sendable () -> Void) {
-        DispatchQueue.global().async {
+        queue.async {
             self.lock.lock()
             defer { self.lock.unlock() }
             block()

@@ -10,7 +10,26 @@ extension Notification.Name {
     public static let NSManagedObjectContextDidSave = Notification.Name("NSManagingContextDidSaveChangesNotification")
     /// Posted after a successful save, with the saved objects' IDs.
     public static let NSManagedObjectContextDidSaveObjectIDs = Notification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
+    /// Posted after a context merged another's save, with the IDs of the objects it inserted, updated,
+    /// deleted and refreshed.
+    public static let NSManagedObjectContextDidMergeChangesObjectIDs = Notification.Name("NSManagedObjectContextDidMergeChangesObjectIDsNotification")
+    /// Posted by a coordinator before it adds or removes a store (`NSAddedPersistentStoresKey`,
+    /// `NSRemovedPersistentStoresKey`).
+    public static let NSPersistentStoreCoordinatorStoresWillChange = Notification.Name("NSPersistentStoreCoordinatorStoresWillChangeNotification")
+    /// Posted by a coordinator after it added or removed a store (`NSAddedPersistentStoresKey`,
+    /// `NSRemovedPersistentStoresKey`).
+    public static let NSPersistentStoreCoordinatorStoresDidChange = Notification.Name("NSPersistentStoreCoordinatorStoresDidChangeNotification")
+    /// Posted by a coordinator before it removes a store; no userInfo.
+    public static let NSPersistentStoreCoordinatorWillRemoveStore = Notification.Name("NSPersistentStoreCoordinatorWillRemoveStoreNotification")
 }
+
+/// userInfo key of the coordinator's store notifications: the stores added (`[NSPersistentStore]`).
+public let NSAddedPersistentStoresKey = "added"
+/// userInfo key of the coordinator's store notifications: the stores removed.
+public let NSRemovedPersistentStoresKey = "removed"
+/// userInfo key of the coordinator's store notifications: a store whose identifier changed (not posted:
+/// no store here changes its identifier while added).
+public let NSUUIDChangedPersistentStoresKey = "changedUUID"
 
 /// userInfo key: the inserted objects (`Set<NSManagedObject>`).
 public let NSInsertedObjectsKey = "inserted"
@@ -85,6 +104,7 @@ extension NSManagedObjectContext {
     public static let willSaveObjectsNotification = Notification.Name.NSManagedObjectContextWillSave
     public static let didSaveObjectsNotification = Notification.Name.NSManagedObjectContextDidSave
     public static let didSaveObjectIDsNotification = Notification.Name.NSManagedObjectContextDidSaveObjectIDs
+    public static let didMergeChangesObjectIDsNotification = Notification.Name.NSManagedObjectContextDidMergeChangesObjectIDs
 
     /// The Swift names of the notifications' userInfo keys.
     public enum NotificationKey: String, Sendable {

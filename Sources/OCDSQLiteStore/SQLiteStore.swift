@@ -317,6 +317,17 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// Replaces the metadata of the store file at `url` without opening it as a store (the coordinator's
     /// `setMetadata(_:forPersistentStoreOfType:at:options:)`). The UUID is kept when `metadata` lacks it.
+    /// The database, its `-wal`, `-shm` and `-journal` files and its support folder (external data).
+    public override class func destroyStore(at url: URL) throws {
+        let files = FileManager.default
+        for path in [url.path, url.path + "-wal", url.path + "-shm", url.path + "-journal"] where files.fileExists(atPath: path) {
+            try files.removeItem(atPath: path)
+        }
+        // `.<name>_SUPPORT`, which holds `_EXTERNAL_DATA`.
+        let folder = ExternalStorage.folder(of: url).deletingLastPathComponent()
+        if files.fileExists(atPath: folder.path) { try files.removeItem(at: folder) }
+    }
+
     public override class func setMetadata(_ metadata: [String: Any], forPersistentStoreAt url: URL) throws {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw error(NSFileReadNoSuchFileErrorCode, "The file \(url.lastPathComponent) couldn't be opened because there is no such file.", path: url.path)

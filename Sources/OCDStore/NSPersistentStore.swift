@@ -148,6 +148,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         throw StoreError.invalidStore("this store type keeps no metadata in files")
     }
 
+    /// Deletes the store at `url` and whatever files go with it (the coordinator's
+    /// `destroyPersistentStore(at:ofType:options:)`). The default deletes the file at `url`, if any.
+    open class func destroyStore(at url: URL) throws {
+        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+    }
+
     /// Metadata for a new store of this model: type, a fresh UUID and the version hashes.
     public func freshMetadata() -> [String: Any] {
         var hashes: [String: Any] = [:]
