@@ -177,7 +177,7 @@ enum ModelDescription {
                 ("parent", entity.superentity?.name.map(JSONOutput.Value.string) ?? .null),
                 ("abstract", .bool(entity.isAbstract)),
                 ("versionHash", .string(entity.versionHash.base64EncodedString())),
-                ("properties", .array(entity.properties.map(propertyJSON))),
+                ("properties", .array(entity.ownProperties.map(propertyJSON))),
             ]
             if !entity.uniquenessConstraints.isEmpty {
                 fields.append(("uniquenessConstraints", .array(entity.uniquenessConstraints.map { .array($0.map { .string("\($0)") }) })))
@@ -210,7 +210,7 @@ enum ModelDescription {
             if entity.isAbstract { header += " (abstract)" }
             if let className = entity.managedObjectClassName, className != "NSManagedObject" { header += " class \(className)" }
             lines.append(header)
-            for property in entity.properties {
+            for property in entity.ownProperties {
                 var line = "  \(property.name)"
                 switch property {
                 case let relationship as NSRelationshipDescription:
@@ -249,7 +249,7 @@ enum ModelDiagram {
         var lines = ["digraph Model {", "  node [shape=record, fontname=\"Helvetica\"];", "  edge [fontname=\"Helvetica\", fontsize=10];"]
         for entity in model.entities {
             let name = entity.name ?? ""
-            let attributes = entity.properties.compactMap { $0 as? NSAttributeDescription }
+            let attributes = entity.ownProperties.compactMap { $0 as? NSAttributeDescription }
                 .map { "\(escape($0.name)): \(escape($0.attributeType.modelFileName))\($0.isOptional ? "?" : "")\\l" }.joined()
             let title = entity.isAbstract ? "«abstract»\\n\(escape(name))" : escape(name)
             lines.append("  \(quote(name)) [label=\"{\(title)|\(attributes)}\"];")
@@ -258,7 +258,7 @@ enum ModelDiagram {
             if let parent = entity.superentity?.name {
                 lines.append("  \(quote(entity.name ?? "")) -> \(quote(parent)) [arrowhead=empty, style=dashed];")
             }
-            for case let relationship as NSRelationshipDescription in entity.properties {
+            for case let relationship as NSRelationshipDescription in entity.ownProperties {
                 guard let destination = relationship.destinationEntity?.name ?? relationship.destinationEntityName else { continue }
                 let head = relationship.isToMany ? "crow" : "tee"
                 lines.append("  \(quote(entity.name ?? "")) -> \(quote(destination)) [label=\"\(escape(relationship.name)) \(cardinality(relationship))\", arrowhead=\(head)];")
@@ -274,7 +274,7 @@ enum ModelDiagram {
             let name = identifier(entity.name ?? "")
             lines.append("  class \(name) {")
             if entity.isAbstract { lines.append("    <<abstract>>") }
-            for case let attribute as NSAttributeDescription in entity.properties {
+            for case let attribute as NSAttributeDescription in entity.ownProperties {
                 lines.append("    +\(attribute.attributeType.modelFileName.replacingOccurrences(of: " ", with: "")) \(attribute.name)\(attribute.isOptional ? "?" : "")")
             }
             lines.append("  }")
@@ -283,7 +283,7 @@ enum ModelDiagram {
             if let parent = entity.superentity?.name {
                 lines.append("  \(identifier(parent)) <|-- \(identifier(entity.name ?? ""))")
             }
-            for case let relationship as NSRelationshipDescription in entity.properties {
+            for case let relationship as NSRelationshipDescription in entity.ownProperties {
                 guard let destination = relationship.destinationEntity?.name ?? relationship.destinationEntityName else { continue }
                 lines.append("  \(identifier(entity.name ?? "")) --> \"\(cardinality(relationship))\" \(identifier(destination)) : \(relationship.name)")
             }

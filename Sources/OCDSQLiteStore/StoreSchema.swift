@@ -283,7 +283,7 @@ final class StoreSchema {
             guard Self.isIdentifier(entity.name ?? "") else {
                 throw StoreError.invalidStore("The entity name \"\(entity.name ?? "")\" cannot name an SQLite table: use letters, digits and underscores, starting with a letter.")
             }
-            for property in entity.properties where !property.isTransient && (property is NSAttributeDescription || property is NSRelationshipDescription) {
+            for property in entity.ownProperties where !property.isTransient && (property is NSAttributeDescription || property is NSRelationshipDescription) {
                 guard Self.isIdentifier(property.name) else {
                     throw StoreError.invalidStore("The property name \"\(property.name)\" of \(entity.name ?? "") cannot name an SQLite column: use letters, digits and underscores, starting with a letter.")
                 }

@@ -303,6 +303,26 @@ struct FrozenModelTests {
         #expect(model.entitiesByName["A"]?.managedObjectModel === model)
     }
 
+    /// As on Apple platforms, a subentity's `properties` lists the inherited ones (the superentity's own
+    /// objects) first, then its own; setting it sets its own, leaving inherited ones read back alone.
+    @Test func aSubentitysPropertiesIncludeTheInheritedOnes() throws {
+        let model = try NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML("""
+            <entity name="Car"><attribute name="plate" optional="YES" attributeType="String"/></entity>
+            <entity name="SportCar" parentEntity="Car"><attribute name="topSpeed" optional="YES" attributeType="Double"/></entity>
+            """)))
+        let car = try #require(model.entitiesByName["Car"]), sport = try #require(model.entitiesByName["SportCar"])
+        #expect(sport.properties.map(\.name) == ["plate", "topSpeed"])
+        #expect(sport.properties.first === car.attributesByName["plate"])
+        #expect(car.properties.map(\.name) == ["plate"])
+        let wheels = NSAttributeDescription()
+        wheels.name = "wheels"
+        wheels.attributeType = .integer16AttributeType
+        sport.properties.append(wheels)
+        #expect(sport.properties.map(\.name) == ["plate", "topSpeed", "wheels"])
+        #expect(car.attributesByName["plate"]?.entity === car)
+        #expect(sport.ownProperties.map(\.name) == ["topSpeed", "wheels"])
+    }
+
     /// Apple: unset, a renaming identifier "will return the entity's name" (the property's name); a
     /// compiled model writes only one the model gave.
     @Test func renamingIdentifiersDefaultToTheName() throws {

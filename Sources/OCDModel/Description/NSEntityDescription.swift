@@ -54,7 +54,8 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
     /// would slow every retain of the entity (decision D24).
     package let backreference = Backreference()
 
-    private var ownProperties: [NSPropertyDescription] = []
+    /// The properties this entity declares itself, in order (what a model file lists under it).
+    package private(set) var ownProperties: [NSPropertyDescription] = []
     private var ownSubentities: [NSEntityDescription] = []
     /// The parent's name until the model resolves it (model files name the parent before it is read).
     var superentityName: String?
@@ -72,12 +73,16 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
 
     // MARK: Properties
 
-    /// The entity's own properties (not the inherited ones), in order. Setting them makes this entity their
-    /// owner; a property can belong to one entity only.
+    /// The entity's properties: the inherited ones first (the superentity's own objects), then its own, as
+    /// Core Data gives them. Setting them sets the entity's own properties and makes this entity their
+    /// owner; a property can belong to one entity only. Inherited properties in the new value (read back
+    /// from this getter, as in `properties.append(…)`) are left to their entity.
     public var properties: [NSPropertyDescription] {
-        get { ownProperties }
+        get { superentity == nil ? ownProperties : allProperties }
         set {
             assertEditable()
+            let inherited = superentity?.allProperties ?? []
+            let newValue = newValue.filter { property in !inherited.contains { $0 === property } }
             var seen = Set<String>()
             for property in newValue {
                 if !seen.insert(property.name).inserted {

@@ -225,7 +225,7 @@ package enum CompiledModel {
             userInfo: stringDictionary(entity.userInfo),
             versionHashModifier: entity.versionHashModifier,
             renamingIdentifier: entity.explicitRenamingIdentifier,
-            properties: entity.properties.map(record),
+            properties: entity.ownProperties.map(record),
             uniquenessConstraints: entity.uniquenessConstraints.map { $0.map { "\($0)" } },
             compoundIndexes: entity.compoundIndexes.map { $0.map { "\($0)" } },
             indexes: entity.indexes.map { index in

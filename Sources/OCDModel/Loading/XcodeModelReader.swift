@@ -93,7 +93,7 @@ enum EntityGraph {
             if parents[name] != nil { throw Problem(entity: name, reason: "a second entity named '\(name)'") }
             parents[name] = entity.superentityName
             var propertyNames = Set<String>()
-            for property in entity.properties where !propertyNames.insert(property.name).inserted {
+            for property in entity.ownProperties where !propertyNames.insert(property.name).inserted {
                 throw Problem(entity: name, reason: "the entity '\(name)' has two properties named '\(property.name)'")
             }
         }

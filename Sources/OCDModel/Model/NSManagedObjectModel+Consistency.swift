@@ -21,7 +21,7 @@ extension NSManagedObjectModel {
         var problems: [String] = []
         for entity in model.entities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
             let entityName = entity.name ?? "?"
-            for property in entity.properties {
+            for property in entity.ownProperties {
                 let place = "\(entityName).\(property.name)"
                 if let attribute = property as? NSAttributeDescription,
                    attribute.attributeType == .undefinedAttributeType, !attribute.isTransient, !(attribute is NSDerivedAttributeDescription) {

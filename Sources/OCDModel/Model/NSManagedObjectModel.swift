@@ -82,7 +82,7 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
             }
         }
         for entity in entityList {
-            for case let relationship as NSRelationshipDescription in entity.properties {
+            for case let relationship as NSRelationshipDescription in entity.ownProperties {
                 // Setting the object also sets the cached name, so the name is restored after: an unresolved
                 // destination or inverse keeps its name for `cdtool model validate` and the hash.
                 if relationship.destinationEntity.map({ $0.managedObjectModel !== self }) ?? true,
