@@ -24,12 +24,19 @@ extension NSManagedObjectContext {
     /// (the object's value and its snapshot both), so no change of theirs. Derived attributes are the
     /// store's to compute (Core Data's SQLite store does it with triggers during the save), and Apple's
     /// header says an object shows the recomputed value once the save returns.
-    func takeDerivedValues(_ values: [DerivedValue]) {
+    /// Returns the realized objects whose shown value changed, with the old value, for the save to
+    /// announce once its bookkeeping is done.
+    func takeDerivedValues(_ values: [DerivedValue]) -> [(object: NSManagedObject, slot: Int, old: Any?)] {
+        var changed: [(object: NSManagedObject, slot: Int, old: Any?)] = []
         for derived in values {
             guard let object = registry[derived.objectID], derived.slot < object.layout.properties.count else { continue }
             object.rowValues?[derived.slot] = derived.value
             // A fault takes it when it fires, from its row (if it has one; else it reads the store's).
-            if !object.status.contains(.fault) { object.setStoreComputedValue(derived.value, slot: derived.slot) }
+            guard !object.status.contains(.fault) else { continue }
+            let old = SlotValues.boxed(object.slots.stored(derived.slot))
+            object.slots[derived.slot] = derived.value
+            if !NSManagedObject.valuesEqual(old, derived.value) { changed.append((object, derived.slot, old)) }
         }
+        return changed
     }
 }

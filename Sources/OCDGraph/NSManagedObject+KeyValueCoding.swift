@@ -650,18 +650,19 @@ extension NSManagedObject {
         }
     }
 
-    /// Replaces the value of `slot` with one the store computed (a derived attribute after a save),
-    /// telling key-value observers and Observation of the key, as for any other change of it, without
-    /// making it a change of the object's.
-    func setStoreComputedValue(_ value: Any?, slot: Int) {
-        guard extras != nil else { slots[slot] = value; return }
+    /// Tells key-value observers and Observation that `slot` took a value the store computed (a derived
+    /// attribute after a save), whose old value was `old`: as for any other change of the key, without
+    /// making it a change of the object's. Called once the save's bookkeeping is done, so that what an
+    /// observer changes is the next save's.
+    func announceStoreComputedChange(slot: Int, old: Any?) {
+        guard extras != nil else { return }
         let key = layout.properties[slot].name
-        let old = self.value(forKey: key)
+        // The prior notification comes late (the value is already in): the registrar and observers that
+        // asked for it still see the old value they are given.
         registrarWillSet(slot: slot)
         notifyObservers(key, kind: .setting, old: old, new: nil, isPrior: true)
-        slots[slot] = value
         registrarDidSet(slot: slot)
-        notifyObservers(key, kind: .setting, old: old, new: self.value(forKey: key), isPrior: false)
+        notifyObservers(key, kind: .setting, old: old, new: value(forKey: key), isPrior: false)
     }
 
     func notifyObservers(_ key: String, kind: NSKeyValueChange, old: Any?, new: Any?, indexes: IndexSet? = nil, isPrior: Bool) {

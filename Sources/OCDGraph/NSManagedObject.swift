@@ -595,6 +595,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     open func awakeFromFetch() {}
     /// Called after undo, rollback, refresh and merge change the object's values.
     open func awake(fromSnapshotEvents flags: NSSnapshotEventType) {}
+
+    @available(*, unavailable, renamed: "awake(fromSnapshotEvents:)")
+    open func awakeFromSnapshotEvents(_ flags: NSSnapshotEventType) {}
     /// Called before the object is saved (inserted, updated or deleted).
     open func willSave() {}
     /// Called after the object was saved.

@@ -157,7 +157,7 @@ extension NSManagedObjectContext {
         for id in insertedIDs where registry[id] == nil {
             faults.insert(object(with: id))
         }
-        postObjectsDidChange(merged: faults)
+        postingObjectsDidChange { postObjectsDidChange(merged: faults) }
         // Apple's DidMergeChangesObjectIDs: what the merge took in, by ID.
         var merged: [AnyHashable: Any] = [:]
         if !insertedIDs.isEmpty { merged[NSInsertedObjectIDsKey] = Set(insertedIDs) }

@@ -83,7 +83,8 @@ extension NSManagedObjectContext {
                 }
             }
         }
-        for result in results where !result.derivedValues.isEmpty { takeDerivedValues(result.derivedValues) }
+        var derivedChanges: [(object: NSManagedObject, slot: Int, old: Any?)] = []
+        for result in results where !result.derivedValues.isEmpty { derivedChanges += takeDerivedValues(result.derivedValues) }
         // Loop by loop rather than over `insertedNow + updatedNow`: no joined array made for each pass.
         func markSaved(_ object: NSManagedObject) {
             object.status.subtract([.inserted, .updated])
@@ -94,6 +95,7 @@ extension NSManagedObjectContext {
         inserted = [:]
         updated = [:]
         deleted = [:]
+        for change in derivedChanges { change.object.announceStoreComputedChange(slot: change.slot, old: change.old) }
         for object in insertedNow { object.didSave() }
         for object in updatedNow { object.didSave() }
         for object in deletedNow { object.didSave() }

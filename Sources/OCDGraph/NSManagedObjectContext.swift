@@ -586,14 +586,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public func rollback() {
         assertQueue()
         pendingDeletePropagation = []
-        // What observers heard of and now see undone, as undoing each change would announce it: an
-        // announced insertion is deleted, an announced deletion inserted again, an update's values
-        // restored (refreshed). Changes never announced are dropped unheard.
+        // What observers see undone, as undoing each change would announce it: an announced insertion
+        // is deleted, an announced deletion inserted again, and every other object whose values are
+        // restored refreshed (one whose changes were never announced too: a refresh tells nothing false).
+        // An unannounced insertion goes unheard.
         let discarded = Set(inserted.values.filter { $0.status.contains(.insertionAnnounced) })
-        let undeleted = Set(deleted.values.filter {
-            !$0.status.contains(.unprocessedDelete) && !$0.objectID.isTemporaryID && inserted[ObjectIdentifier($0)] == nil
-        })
-        let reverted = Set(updated.values.filter { !$0.status.contains(.deleted) })
+        let restoredDeletions = deleted.values.filter {
+            !$0.status.contains(.inaccessible) && !$0.objectID.isTemporaryID && inserted[ObjectIdentifier($0)] == nil
+        }
+        let undeleted = Set(restoredDeletions.filter { !$0.status.contains(.unprocessedDelete) })
+        let reverted = Set(updated.values).union(restoredDeletions.filter { $0.status.contains(.unprocessedDelete) })
         for object in inserted.values {
             registry[object.objectID] = nil
             object.status.subtract([.inserted, .deleted, .updated])
@@ -659,7 +661,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Runs `post` with the flag that keeps an observer's `processPendingChanges()` from posting nested.
-    private func postingObjectsDidChange(_ post: () -> Void) {
+    func postingObjectsDidChange(_ post: () -> Void) {
         let wasPosting = isPostingObjectsDidChange
         isPostingObjectsDidChange = true
         defer { isPostingObjectsDidChange = wasPosting }

@@ -65,6 +65,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             ])
         }
         try checkDerivations()
+        let store = try addLocked(storeClass, configuration: configuration, at: storeURL, options: options, storeType: storeType)
+        // Outside the lock: an observer that waits on another thread (the main queue) which is waiting
+        // for the coordinator would wait forever.
+        postStoresChange(.NSPersistentStoreCoordinatorStoresDidChange, added: [store])
+        return store
+    }
+
+    private func addLocked(_ storeClass: NSPersistentStore.Type, configuration: String?, at storeURL: URL?,
+                           options: [AnyHashable: Any]?, storeType: String) throws -> NSPersistentStore {
         lock.lock()
         defer { lock.unlock() }
         // By the file, not the URL's spelling: the same file added again through `.`, `..` or a symbolic
@@ -87,7 +96,6 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         store.coordinatorReference = self
         stores.append(store)
         store.didAdd(to: self)
-        postStoresChange(.NSPersistentStoreCoordinatorStoresDidChange, added: [store])
         return store
     }
 
@@ -123,18 +131,20 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Removes `store`; its objects can no longer be fetched or saved.
     public func remove(_ store: NSPersistentStore) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        guard stores.contains(where: { $0 === store }) else {
+        guard persistentStores.contains(where: { $0 === store }) else {
             throw coreDataError(NSPersistentStoreOperationError, [NSLocalizedDescriptionKey: "The store is not one of this coordinator's."])
         }
+        // The notifications outside the lock (see addPersistentStore); the store is looked up again
+        // under it, as an observer or another thread may have removed it meanwhile.
         NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: self)
         postStoresChange(.NSPersistentStoreCoordinatorStoresWillChange, removed: [store])
-        // Looked up again: an observer may have changed the list.
-        guard let index = stores.firstIndex(where: { $0 === store }) else { return }
-        store.willRemove(from: self)
-        stores.remove(at: index)
-        store.coordinatorReference = nil
+        lock.lock()
+        if let index = stores.firstIndex(where: { $0 === store }) {
+            store.willRemove(from: self)
+            stores.remove(at: index)
+            store.coordinatorReference = nil
+        }
+        lock.unlock()
         postStoresChange(.NSPersistentStoreCoordinatorStoresDidChange, removed: [store])
     }
 
@@ -190,7 +200,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             throw coreDataError(NSPersistentStoreInvalidTypeError, [NSLocalizedDescriptionKey: "Unsupported store type \"\(storeType)\"."])
         }
         let path = Self.filePath(url)
-        for store in persistentStores where store.url.map(Self.filePath) == path { try remove(store) }
+        for store in persistentStores where store.url.map(Self.filePath) == path {
+            try? remove(store)  // another thread may have removed it first
+        }
+        // Under the lock: no store of this coordinator opens the file while it goes.
+        lock.lock()
+        defer { lock.unlock() }
         try Self.asCoreDataError { try storeClass.destroyStore(at: url) }
     }
 

@@ -315,12 +315,13 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    /// Replaces the metadata of the store file at `url` without opening it as a store (the coordinator's
-    /// `setMetadata(_:forPersistentStoreOfType:at:options:)`). The UUID is kept when `metadata` lacks it.
     /// The database, its `-wal`, `-shm` and `-journal` files and its support folder (external data).
+    /// Only regular files are deleted: `/dev/null` (a store in memory) and a folder named by mistake stay.
     public override class func destroyStore(at url: URL) throws {
+        guard url.standardizedFileURL.path != "/dev/null" else { return }
         let files = FileManager.default
-        for path in [url.path, url.path + "-wal", url.path + "-shm", url.path + "-journal"] where files.fileExists(atPath: path) {
+        for path in [url.path, url.path + "-wal", url.path + "-shm", url.path + "-journal"]
+        where (try? files.attributesOfItem(atPath: path)[.type] as? FileAttributeType) == .typeRegular {
             try files.removeItem(atPath: path)
         }
         // `.<name>_SUPPORT`, which holds `_EXTERNAL_DATA`.
@@ -328,6 +329,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if files.fileExists(atPath: folder.path) { try files.removeItem(at: folder) }
     }
 
+    /// Replaces the metadata of the store file at `url` without opening it as a store (the coordinator's
+    /// `setMetadata(_:forPersistentStoreOfType:at:options:)`). The UUID is kept when `metadata` lacks it.
     public override class func setMetadata(_ metadata: [String: Any], forPersistentStoreAt url: URL) throws {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw error(NSFileReadNoSuchFileErrorCode, "The file \(url.lastPathComponent) couldn't be opened because there is no such file.", path: url.path)

@@ -149,10 +149,9 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     }
 
     /// Deletes the store at `url` and whatever files go with it (the coordinator's
-    /// `destroyPersistentStore(at:ofType:options:)`). The default deletes the file at `url`, if any.
-    open class func destroyStore(at url: URL) throws {
-        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
-    }
+    /// `destroyPersistentStore(at:ofType:options:)`). The default deletes nothing: a store class that
+    /// keeps files says which (a URL given to a store without files may name someone else's file).
+    open class func destroyStore(at url: URL) throws {}
 
     /// Metadata for a new store of this model: type, a fresh UUID and the version hashes.
     public func freshMetadata() -> [String: Any] {

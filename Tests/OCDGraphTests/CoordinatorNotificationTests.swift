@@ -74,9 +74,18 @@ struct CoordinatorNotificationTests {
             return
         }
         #expect(FileManager.default.fileExists(atPath: url.path))
+        // The support folder Core Data keeps external data in, and a companion file left by a crash.
+        let support = url.deletingLastPathComponent().appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent)_SUPPORT/_EXTERNAL_DATA")
+        try FileManager.default.createDirectory(at: support, withIntermediateDirectories: true)
+        try Data([1]).write(to: support.appendingPathComponent("blob"))
+        try Data().write(to: URL(fileURLWithPath: url.path + "-journal"))
         try stack.coordinator.destroyPersistentStore(at: url, ofType: NSSQLiteStoreType)
         #expect(stack.coordinator.persistentStores.isEmpty)
         for suffix in ["", "-wal", "-shm", "-journal"] { #expect(!FileManager.default.fileExists(atPath: url.path + suffix), "\(suffix)") }
+        #expect(!FileManager.default.fileExists(atPath: support.deletingLastPathComponent().path))
+        // A store in memory (`/dev/null`) has no file to delete, and the device stays.
+        try stack.coordinator.destroyPersistentStore(at: URL(fileURLWithPath: "/dev/null"), ofType: NSSQLiteStoreType)
+        #expect(FileManager.default.fileExists(atPath: "/dev/null"))
         try stack.coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url)
         #expect(try stack.fetch("Company", in: stack.newContext()).isEmpty)
         try stack.coordinator.destroyPersistentStore(at: url.appendingPathExtension("missing"), ofType: NSSQLiteStoreType)
@@ -113,12 +122,21 @@ struct CoordinatorNotificationTests {
         try stack.context.save()
         final class Reports: @unchecked Sendable { var new: [Any?] = [] }
         let reports = Reports()
-        let token = book.observeValue(forKey: "pageCount", options: [.new]) { _, _, _, new, _, _ in reports.new.append(new) }
+        let token = book.observeValue(forKey: "pageCount", options: [.new]) { book, _, _, new, _, _ in
+            reports.new.append(new)
+            book.setValue("A, \((new as? NSNumber)?.intValue ?? -1) pages", forKey: "title")
+        }
         stack.insert("Page", ["words": 10, "book": book])
         try stack.context.save()
         #expect((book.value(forKey: "pageCount") as? NSNumber)?.intValue == 1)
         #expect(reports.new.count == 1)
         #expect((reports.new.first as? NSNumber)?.intValue == 1)
+        // What the observer changed is the next save's, not lost in this one's bookkeeping.
+        #expect(stack.context.hasChanges && book.isUpdated)
+        try stack.context.save()
+        let fresh = stack.newContext()
+        #expect(try stack.fetch("Book", in: fresh).first?.value(forKey: "title") as? String == "A, 1 pages")
+        #expect(reports.new.count == 1, "an unchanged derived value is not announced")
         token.invalidate()
     }
 }

@@ -84,14 +84,16 @@ struct ObjectsDidChangeObserverTests {
         stack.context.processPendingChanges()
         let quiet = stack.insert("Employee", ["name": "Quiet"])
         stack.context.delete(cid)
+        let dan = try stack.context.existingObject(with: try stack.seed("Employee", ["name": "Dan"]))
+        dan.setValue("Daniel", forKey: "name")  // never announced: its restored values are announced all the same
         let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: stack.context)
         stack.context.rollback()
         let note = try #require(recorder.notifications.first)
         #expect(recorder.notifications.count == 1)
         #expect(note.userInfo?[NSDeletedObjectsKey] as? Set<NSManagedObject> == [eve])
         #expect(note.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject> == [bob])
-        #expect(note.userInfo?[NSRefreshedObjectsKey] as? Set<NSManagedObject> == [ann])
-        #expect(quiet.managedObjectContext == nil && !cid.isDeleted)
+        #expect(note.userInfo?[NSRefreshedObjectsKey] as? Set<NSManagedObject> == [ann, cid, dan])
+        #expect(quiet.managedObjectContext == nil && !cid.isDeleted && dan.string("name") == "Dan")
         stack.context.rollback()
         #expect(recorder.notifications.count == 1, "nothing left to undo, nothing posted")
     }
@@ -127,8 +129,11 @@ struct ObjectsDidChangeObserverTests {
         _ = ann.value(forKey: "name")
         let recorder = NotificationRecorder([.NSManagedObjectContextObjectsDidChange], object: context)
         context.refresh(ann, mergeChanges: false)
-        await MainActor.run {}
-        try await Task.sleep(nanoseconds: 10_000_000)
+        // The main queue's next turns, until the post or a second.
+        for _ in 0..<100 where recorder.named(.NSManagedObjectContextObjectsDidChange).isEmpty {
+            await MainActor.run {}
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
         let note = try #require(recorder.named(.NSManagedObjectContextObjectsDidChange).first)
         #expect(note.userInfo?[NSRefreshedObjectsKey] as? Set<NSManagedObject> == [ann])
     }
