@@ -323,6 +323,23 @@ struct FrozenModelTests {
         #expect(sport.ownProperties.map(\.name) == ["topSpeed", "wheels"])
     }
 
+    /// An index over an expression's value loads as a model Xcode wrote: the index is left out, the
+    /// model is not refused, and the other indexes stay.
+    @Test func anExpressionIndexDoesNotStopTheModel() throws {
+        let model = try NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML("""
+            <entity name="A"><attribute name="name" optional="YES" attributeType="String"/>
+              <fetchIndex name="byCanonicalName"><fetchIndexElement expression="canonical:(name)" expressionType="String" type="Binary" order="ascending"/></fetchIndex>
+              <fetchIndex name="byName"><fetchIndexElement property="name" type="Binary" order="ascending"/></fetchIndex></entity>
+            """)))
+        #expect(model.entitiesByName["A"]?.indexes.map(\.name) == ["byName"])
+        #expect(throws: (any Error).self) {
+            try NSManagedObjectModel(validatingContentsOf: temporaryModel(modelXML("""
+                <entity name="A"><attribute name="name" optional="YES" attributeType="String"/>
+                  <fetchIndex name="broken"><fetchIndexElement type="Binary" order="ascending"/></fetchIndex></entity>
+                """)))
+        }
+    }
+
     /// Apple: unset, a renaming identifier "will return the entity's name" (the property's name); a
     /// compiled model writes only one the model gave.
     @Test func renamingIdentifiersDefaultToTheName() throws {

@@ -216,8 +216,12 @@ private struct ModelBuilder {
         entity.compoundIndexes = element.child(named: "compoundIndexes")?.children(named: "compoundIndex").map { index in
             index.children(named: "index").compactMap { $0["value"] }
         } ?? []
-        entity.indexes = try element.children(named: "fetchIndex").map { index in
+        entity.indexes = try element.children(named: "fetchIndex").compactMap { index in
             guard let indexName = index["name"] else { throw error(index, "a <fetchIndex> without a name") }
+            // An element indexing an expression (`expression="canonical:(name)"`), which Xcode writes for
+            // an index on a function's value: such an index is left out (an index only speeds fetches up)
+            // rather than the model refused.
+            if index.children(named: "fetchIndexElement").contains(where: { $0["property"] == nil && $0["expression"] != nil }) { return nil }
             let elements = try index.children(named: "fetchIndexElement").map { item -> NSFetchIndexElementDescription in
                 guard let property = item["property"] else { throw error(item, "a <fetchIndexElement> without a property") }
                 let type: NSFetchIndexElementDescription.CollationType = item["type"] == "RTree" ? .rTree : .binary
