@@ -1220,8 +1220,10 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     try connection.run("DELETE FROM \(table.name) WHERE \(mine) = ? AND \(theirs) = ?", [.integer(pk), .integer(key)])
                 }
                 for (position, key) in wanted.enumerated() {
+                    // The conflict target named (the join table's primary key): SQLite before 3.35
+                    // refuses an upsert's DO UPDATE without one.
                     if let orderColumn {
-                        try connection.run("INSERT INTO \(table.name) (\(mine), \(theirs), \(orderColumn)) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET \(orderColumn) = excluded.\(orderColumn)",
+                        try connection.run("INSERT INTO \(table.name) (\(mine), \(theirs), \(orderColumn)) VALUES (?, ?, ?) ON CONFLICT (\(mine), \(theirs)) DO UPDATE SET \(orderColumn) = excluded.\(orderColumn)",
                                            [.integer(pk), .integer(key), .integer(Int64(position + 1) * 1024)])
                     } else if !stored.contains(key) {
                         try connection.run("INSERT OR IGNORE INTO \(table.name) (\(mine), \(theirs)) VALUES (?, ?)", [.integer(pk), .integer(key)])
