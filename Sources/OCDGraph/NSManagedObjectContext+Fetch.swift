@@ -219,6 +219,12 @@ extension NSManagedObjectContext {
                     groups[ObjectIdentifier(relationship), default: (relationship, [])].1.append(object)
                 }
                 var next: [NSManagedObject] = []
+                // Each object once: a path back through a to-many (`department.employees`) reaches the
+                // same objects from many, and the next step would multiply them.
+                var reached = Set<ObjectIdentifier>()
+                func reach(_ object: NSManagedObject) {
+                    if reached.insert(ObjectIdentifier(object)).inserted { next.append(object) }
+                }
                 for (relationship, members) in groups.values {
                     if relationship.isToMany {
                         let unloaded = members.filter { !$0.objectID.isTemporaryID && !$0.isToManyLoaded(relationship.name) }
@@ -227,12 +233,12 @@ extension NSManagedObjectContext {
                             member.loadToMany(relationship.name, faults(for: destinations[member.objectID] ?? [], batched: false))
                         }
                         for member in members {
-                            if let slot = member.layout.slot(named: relationship.name) { next.append(contentsOf: member.toMany(slot).objects) }
+                            if let slot = member.layout.slot(named: relationship.name) { member.toMany(slot).objects.forEach(reach) }
                         }
                     } else {
                         for member in members {
                             if let slot = member.layout.slot(named: relationship.name), let destination = member.slots[slot] as? NSManagedObject {
-                                next.append(destination)
+                                reach(destination)
                             }
                         }
                     }

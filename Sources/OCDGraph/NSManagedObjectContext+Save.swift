@@ -39,6 +39,7 @@ extension NSManagedObjectContext {
             insertedNow = Self.inAddressOrder(inserted)
             updatedNow = Self.inAddressOrder(updated)
             deletedNow = Self.inAddressOrder(deleted)
+            if coordinator.persistentStores.count > 1 { try checkRelationshipsWithinStores(insertedNow + updatedNow, coordinator) }
             let list: [Any]
             do {
                 // One store transaction for the IDs and the writes, as Core Data's saves are.
@@ -143,6 +144,35 @@ extension NSManagedObjectContext {
         var request = StoreSaveRequest()
         var insertedObjects: [NSManagedObject] = []
         var updatedObjects: [NSManagedObject] = []
+    }
+
+    /// Core Data keeps a relationship within one store ("Core Data does not let you create relationships
+    /// that cross stores"): an object related to one that goes to another store fails the save with
+    /// `NSManagedObjectExternalRelationshipError`, before anything is written. A store would otherwise
+    /// drop the link (SQLite) or keep one side of it.
+    private func checkRelationshipsWithinStores(_ objects: [NSManagedObject], _ coordinator: NSPersistentStoreCoordinator) throws {
+        func store(of object: NSManagedObject) -> NSPersistentStore? {
+            object.objectID.persistentStore ?? assignedStores[ObjectIdentifier(object)] ?? (try? coordinator.store(for: object.entity))
+        }
+        for object in objects where !object.isFault {
+            guard let home = store(of: object) else { continue }
+            for (slot, relationship) in object.layout.relationships where !relationship.isTransient {
+                let destinations: [NSManagedObject]
+                if relationship.isToMany {
+                    guard let storage = object.slots[slot] as? ToManyStorage else { continue }
+                    destinations = storage.objects
+                } else {
+                    destinations = (object.slots[slot] as? NSManagedObject).map { [$0] } ?? []
+                }
+                for destination in destinations where !destination.isDeleted {
+                    guard let other = store(of: destination), other !== home else { continue }
+                    throw coreDataError(NSManagedObjectExternalRelationshipError, [
+                        NSLocalizedDescriptionKey: "The relationship \(relationship.name) of \(object.entity.name ?? "?") links objects of two stores (\(home.identifier) and \(other.identifier)); Core Data does not let relationships cross stores.",
+                        NSValidationObjectErrorKey: object, NSValidationKeyErrorKey: relationship.name, NSValidationValueErrorKey: destination,
+                    ])
+                }
+            }
+        }
     }
 
     /// Each store's part of the save. Inserted rows carry version 1, the version they are stored with;

@@ -357,6 +357,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         unlimited.needsValues = nil
         var rows = try holding.flatMap { try $0.executeFetch(unlimited) }
         if !plan.sortDescriptors.isEmpty {
+            // The merged rows hold attribute values and to-one IDs only: a sort through a relationship
+            // (`department.name`, `employees.@count`, `department` itself) has nothing to order by here,
+            // and would fail on an ID or order every row alike. Refused, as a store refuses what it
+            // cannot translate.
+            let relationships = plan.entity.relationshipsByName
+            for sort in plan.sortDescriptors {
+                guard let key = sort.key, let first = key.split(separator: ".").first.map(String.init) else { continue }
+                if relationships[first] != nil || key.hasPrefix("@") {
+                    throw coreDataError(134060, [
+                        NSLocalizedDescriptionKey: "A fetch of \(plan.entity.name ?? "?") from \(holding.count) stores cannot sort by \(key): rows of several stores are ordered by their own attributes only.",
+                    ])
+                }
+            }
             rows = try rows.map { SortableRow(row: $0) }.sortedThrowing(using: plan.sortDescriptors).map(\.row)
         }
         if plan.fetchOffset > 0 { rows = Array(rows.dropFirst(plan.fetchOffset)) }

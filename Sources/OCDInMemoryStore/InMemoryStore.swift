@@ -199,6 +199,7 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             remember(objectID.entity.name ?? "", primaryKey(of: objectID)!)
             tables.rows[objectID.entity.name ?? ""]![primaryKey(of: objectID)!] = nil
         }
+        if !request.deleted.isEmpty { dropDeletedMembers(Set(request.deleted.map(\.0)), remember: remember) }
         let moved = followForeignKeys(request, previous: previous, remember: remember)
         // The updated rows as now stored (an owner's list may have been put right).
         saved = saved.map { row in primaryKey(of: row.objectID).flatMap { tables.rows[row.objectID.entity.name ?? ""]?[$0] } ?? row }
@@ -211,6 +212,29 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
 }
 
 extension InMemoryStore {
+    /// Takes deleted rows out of the member lists no foreign key keeps (many-to-many relationships and
+    /// to-many ones without an inverse), as deleting a row deletes its rows of an SQLite join table: a
+    /// list that named them gave a fault of a row that is gone. The owners' versions stay, as in SQLite.
+    fileprivate func dropDeletedMembers(_ gone: Set<NSManagedObjectID>, remember: (String, Int64) -> Void) {
+        for (entityName, rows) in tables.rows {
+            guard let layout = rows.first?.value.layout else { continue }
+            let slots = layout.relationships.filter { $0.1.isToMany && $0.1.inverseRelationship?.isToMany != false }.map(\.0)
+            guard !slots.isEmpty else { continue }
+            for (key, row) in rows {
+                var values = row.values
+                var changed = false
+                for slot in slots {
+                    guard let members = values.stored(slot) as? [NSManagedObjectID], members.contains(where: gone.contains) else { continue }
+                    values[slot] = members.filter { !gone.contains($0) }
+                    changed = true
+                }
+                guard changed else { continue }
+                remember(entityName, key)
+                tables.rows[entityName]![key] = StoreRow(objectID: row.objectID, version: row.version, values: values)
+            }
+        }
+    }
+
     /// Keeps the member lists of one-to-many relationships as the members' to-ones say, as SQL's foreign
     /// keys do: a row of the save whose to-one moved leaves its old owner's list and joins its new one's
     /// (at the end), a deleted row leaves its owner's, and an owner of the save lists none whose to-one

@@ -1278,6 +1278,24 @@ struct FetchRequestOptionTests {
         #expect(ann.object("department")?.isFault == false)
     }
 
+    /// A path back through a to-many (`department.employees`) reaches each object once per step: all of
+    /// them come back realized, with their relationships loaded.
+    @Test func prefetchingAPathBackThroughAToManyLoadsEachObjectOnce() throws {
+        let stack = try TestStack()
+        let department = stack.insert("Department", ["name": "R&D"])
+        for index in 0..<300 { stack.insert("Employee", ["name": "E\(index)", "department": department]) }
+        try stack.context.save()
+        let reader = stack.newContext()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        request.relationshipKeyPathsForPrefetching = ["department.employees"]
+        let employees = try reader.fetch(request)
+        #expect(employees.count == 300)
+        let fetchedDepartment = try #require(employees.first?.object("department"))
+        #expect(!fetchedDepartment.isFault && !fetchedDepartment.hasFault(forRelationshipNamed: "employees"))
+        #expect(fetchedDepartment.objects("employees").count == 300)
+        #expect(employees.allSatisfy { !$0.isFault })
+    }
+
     @Test func executeRunsTheRequestInTheContextThatIsPerforming() throws {
         let stack = try Self.staff()
         let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")

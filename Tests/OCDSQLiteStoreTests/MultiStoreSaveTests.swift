@@ -211,6 +211,32 @@ import Testing
         }
     }
 
+    /// Rows merged from several stores carry attributes and to-one IDs only: a sort through a relationship
+    /// fails with a typed error (it failed on an ID, or ordered by a count every row lacked) while a sort
+    /// by attributes merges the stores' rows in order.
+    @Test func aFetchAcrossStoresSortedThroughARelationshipIsRefused() throws {
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: TestModel.make(), url: folder.file("First.sqlite"))
+        let second = try stack.coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: folder.file("Second.sqlite"), options: nil)
+        let rnd = stack.insert("Department", ["name": "R&D"])
+        let sales = stack.insert("Department", ["name": "Sales"])
+        let ann = stack.insert("Employee", ["name": "Ann", "department": rnd])
+        stack.insert("Employee", ["name": "Bob", "department": sales])
+        for object in [rnd, ann] { stack.context.assign(object, to: second) }
+        try stack.context.save()
+        let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        reader.persistentStoreCoordinator = stack.coordinator
+        defer { withExtendedLifetime(reader) {} }
+        for (entity, key) in [("Employee", "department.name"), ("Employee", "department"), ("Department", "employees.@count")] {
+            let request = NSFetchRequest<NSManagedObject>(entityName: entity)
+            request.sortDescriptors = [OCDPredicate.NSSortDescriptor(key: key, ascending: true)]
+            #expect { try reader.fetch(request) } throws: { ($0 as NSError).code == 134060 }
+        }
+        let byName = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        byName.sortDescriptors = [OCDPredicate.NSSortDescriptor(key: "name", ascending: false)]
+        #expect(try reader.fetch(byName).compactMap { $0.value(forKey: "name") as? String } == ["Bob", "Ann"])
+    }
+
     @Test func assigningToAStoreWithoutTheEntityStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let folder = TemporaryFolder()

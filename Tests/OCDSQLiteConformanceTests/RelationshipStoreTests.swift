@@ -1,0 +1,1 @@
+../OCDGraphTests/RelationshipStoreTests.swift
