@@ -37,16 +37,18 @@ extension NSManagedObject {
     }
 
     /// Validates the object for a save that deletes it: a Deny delete rule with objects at its destination
-    /// fails with `NSValidationRelationshipDeniedDeleteError`.
+    /// fails with `NSValidationRelationshipDeniedDeleteError`. Objects the save deletes too do not count:
+    /// Apple's guide asks that they be "first transferred elsewhere (or deleted!)" (they stay listed when
+    /// their inverse does not nullify, or there is none).
     func modelValidateForDelete() throws {
         var errors: [NSError] = []
         for (slot, relationship) in layout.relationships where relationship.deleteRule == .denyDeleteRule {
             let hasDestination: Bool
             if relationship.isToMany {
-                hasDestination = !toMany(slot).objects.isEmpty
+                hasDestination = toMany(slot).objects.contains { !$0.isDeleted }
             } else {
                 fireFault()
-                hasDestination = slots[slot] != nil
+                hasDestination = (slots[slot] as? NSManagedObject).map { !$0.isDeleted } ?? (slots[slot] != nil)
             }
             if hasDestination {
                 errors.append(validationError(NSValidationRelationshipDeniedDeleteError, key: relationship.name, value: publicValue(slot: slot)))

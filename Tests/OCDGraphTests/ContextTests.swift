@@ -172,6 +172,23 @@ struct DeleteRuleTests {
         }
     }
 
+    /// Apple's guide on Deny: the destination's objects must be "transferred elsewhere (or deleted!)".
+    /// Deleted in the same save, they stay listed when their inverse does not nullify, and do not count.
+    @Test func denyLetsTheDeleteThroughWhenTheDestinationIsDeletedToo() throws {
+        let stack = try TestStack(model: TestModel.make { entities, _ in
+            entities["Employee"]!.relationshipsByName["manager"]!.deleteRule = .noActionDeleteRule
+        })
+        let manager = stack.insert("Manager", ["name": "Meg"])
+        let report = stack.insert("Employee", ["name": "Ann", "manager": manager])
+        try stack.context.save()
+        stack.context.delete(report)
+        stack.context.delete(manager)
+        stack.context.processPendingChanges()
+        #expect(manager.objects("reports") == [report], "no nullification: the deleted report stays listed")
+        #expect(stack.context.saveError() == nil)
+        #expect(try stack.fetch("Employee", in: stack.newContext()).isEmpty)
+    }
+
     @Test func denyMakesTheSaveFailWith1600WhileTheDestinationIsNotEmpty() throws {
         let stack = try TestStack()
         let manager = stack.insert("Manager", ["name": "Meg"])
