@@ -74,6 +74,9 @@ extension NSManagedObjectContext {
         guard let entity = coordinator.managedObjectModel.entitiesByName[name] else {
             fatalError("executeFetchRequest:error: could not locate an entity named '\(name)' in this model.")
         }
+        // As Core Data resolves a request made by name against the context it runs in: `entity` is the
+        // model's entity from then on. A model's own template is left alone (it cannot change).
+        if request.isResolvableByName { request.entity = entity }
         return entity
     }
 

@@ -1295,6 +1295,16 @@ struct FetchRequestOptionTests {
         #expect(ann.object("department")?.isFault == false)
     }
 
+    /// A request made by entity name is resolved against the context that runs it, as Core Data's is.
+    @Test func aFetchByNameResolvesTheRequestsEntity() throws {
+        let stack = try TestStack()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        #expect(request.entity == nil)
+        _ = try stack.context.fetch(request)
+        #expect(request.entity === stack.model.entitiesByName["Employee"])
+        #expect(request.entityName == "Employee")
+    }
+
     /// A path back through a to-many (`department.employees`) reaches each object once per step: all of
     /// them come back realized, with their relationships loaded.
     @Test func prefetchingAPathBackThroughAToManyLoadsEachObjectOnce() throws {

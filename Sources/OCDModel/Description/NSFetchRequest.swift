@@ -60,6 +60,8 @@ public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest, NSCopyi
     private func assertEditable() {
         owningModel?.assertEditable()
     }
+    /// Whether a fetch may set `entity` from `entityName`: a request no model keeps as a template.
+    package var isResolvableByName: Bool { owningModel == nil }
     private var storedEntityName: String?
     /// The entity's name; set when the request is made by name and its model is not known yet.
     public var entityName: String? { entity?.name ?? storedEntityName }
