@@ -28,10 +28,18 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
     }
     /// Whether `loadPersistentStores` adds the store on another thread.
     public var shouldAddStoreAsynchronously = false
-    /// Whether an older store is migrated on open (later issues).
-    public var shouldMigrateStoreAutomatically = true
-    /// Whether a mapping model is inferred for migration (later issues).
-    public var shouldInferMappingModelAutomatically = true
+    /// Whether an older store is migrated on open: the option `NSMigratePersistentStoresAutomaticallyOption`,
+    /// which this property reads and sets, as on Apple platforms; true until set. No store migrates yet.
+    public var shouldMigrateStoreAutomatically: Bool {
+        get { (options[NSMigratePersistentStoresAutomaticallyOption] as? NSNumber)?.boolValue ?? true }
+        set { options[NSMigratePersistentStoresAutomaticallyOption] = NSNumber(value: newValue) }
+    }
+    /// Whether a mapping model is inferred for migration: the option `NSInferMappingModelAutomaticallyOption`,
+    /// read and set by this property; true until set.
+    public var shouldInferMappingModelAutomatically: Bool {
+        get { (options[NSInferMappingModelAutomaticallyOption] as? NSNumber)?.boolValue ?? true }
+        set { options[NSInferMappingModelAutomaticallyOption] = NSNumber(value: newValue) }
+    }
 
     /// A description of the store at `url`.
     public init(url: URL) {
@@ -63,8 +71,6 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
         copy.options = options
         copy.sqlitePragmas = sqlitePragmas
         copy.shouldAddStoreAsynchronously = shouldAddStoreAsynchronously
-        copy.shouldMigrateStoreAutomatically = shouldMigrateStoreAutomatically
-        copy.shouldInferMappingModelAutomatically = shouldInferMappingModelAutomatically
         return copy
     }
 

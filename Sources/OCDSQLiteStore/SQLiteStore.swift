@@ -87,14 +87,31 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         connection.log = statementLog
         Self.registerFunctions(connection, reports: derivedReports)
         do {
-            for (name, value) in try pragmas.sorted(by: { $0.key < $1.key }) {
-                try connection.execute("PRAGMA \(name) = \(value)")
+            func applyPragmas() throws {
+                for (name, value) in try pragmas.sorted(by: { $0.key < $1.key }) {
+                    try connection.execute("PRAGMA \(name) = \(value)")
+                }
+            }
+            // A file holding no table at all is a store whose creation was cut short (a kill after its
+            // first pragma): it is made now, as a new file would be.
+            if newSchema == nil, !isReadOnly,
+               try connection.query("SELECT count(*) FROM sqlite_master", [], { $0.int64(0) }).first == 0 {
+                do {
+                    newSchema = try StoreSchema(entities: entities, numbers: StoreSchema.defaultEntityNumbers(entities))
+                } catch let failure as StoreError {
+                    throw Self.error(NSPersistentStoreOpenErrorCode, "\(failure)", path: path, underlying: failure)
+                }
             }
             if let newSchema {
+                try applyPragmas()
                 try create(connection, newSchema)
             } else {
+                // After the checks: a refused file (not a store, another model) keeps its journal mode.
                 try openExisting(connection)
+                try applyPragmas()
             }
+            if !isReadOnly, (options?[NSSQLiteManualVacuumOption] as? NSNumber)?.boolValue == true { try connection.execute("VACUUM") }
+            if !isReadOnly, (options?[NSSQLiteAnalyzeOption] as? NSNumber)?.boolValue == true { try connection.execute("ANALYZE") }
         } catch let failure as SQLiteError {
             throw Self.error(opening: failure, path: path)
         } catch let failure as StoreError {
@@ -128,16 +145,18 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func create(_ connection: SQLiteConnection, _ schema: StoreSchema) throws {
-        // Page size and auto-vacuum must be set before the first table; WAL is Core Data's default.
+        // Page size and auto-vacuum must be set before the first table.
         try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = INCREMENTAL")
-        if try pragmas["journal_mode"] == nil { try connection.execute("PRAGMA journal_mode = WAL") }
         var metadata = freshMetadata()
         metadata["NSStoreModelVersionHashesDigest"] = model.versionHashesDigest
         metadata["NSStoreModelVersionChecksumKey"] = model.versionChecksum
         metadata["_NSAutoVacuumLevel"] = "2"
         metadata[Self.storeFormatKey] = Self.storeFormat
         let derivations = try Self.derivationTriggers(schema, model)
-        try connection.transaction {
+        // Decided under the write lock: another coordinator or process that opened the new file at the
+        // same time may have made the store first, and then this one opens it.
+        let made = try connection.transaction { () throws -> Bool in
+            guard try connection.query("SELECT count(*) FROM sqlite_master", [], { $0.int64(0) }).first == 0 else { return false }
             for statement in schema.createStatements() { try connection.execute(statement) }
             for (_, triggers) in derivations {
                 for trigger in triggers.triggers { try connection.execute(trigger.sql) }
@@ -148,7 +167,12 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                                    [.integer(Int64(mapping.number)), .text(mapping.entity.name ?? ""), .integer(Int64(parent))])
             }
             try Self.writeMetadata(metadata, connection)
+            return true
         }
+        guard made else { return try openExisting(connection) }
+        // WAL (Core Data's default) once the schema is in: set before it, a kill in between left a file
+        // of no tables.
+        if try pragmas["journal_mode"] == nil { try connection.execute("PRAGMA journal_mode = WAL") }
         self.metadata = metadata
         writtenMetadataGeneration = metadataGeneration
         self.schema = schema
@@ -169,11 +193,19 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    private func openExisting(_ connection: SQLiteConnection) throws {
+    /// Refuses an SQLite database without Core Data's tables, with the same error whichever API meets it.
+    /// Returns the file's tables.
+    @discardableResult
+    private static func requireStoreTables(_ connection: SQLiteConnection) throws -> Set<String> {
         let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'", [], { $0.text(0) }))
         guard tables.contains("Z_METADATA"), tables.contains("Z_PRIMARYKEY") else {
             throw Self.error(NSPersistentStoreInvalidTypeErrorCode, "The file “\(connection.path)” is an SQLite database, but not a Core Data store (it has no Z_METADATA and Z_PRIMARYKEY tables).", path: connection.path)
         }
+        return tables
+    }
+
+    private func openExisting(_ connection: SQLiteConnection) throws {
+        let tables = try Self.requireStoreTables(connection)
         let metadata = try Self.readMetadata(connection)
         if let type = metadata[NSStoreTypeKey] as? String, type != NSSQLiteStoreType {
             throw Self.error(NSPersistentStoreTypeMismatchErrorCode, "The store at \(connection.path) is of type \(type), not SQLite.")
@@ -305,8 +337,11 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw error(NSFileReadNoSuchFileErrorCode, "The file \(url.lastPathComponent) couldn't be opened because there is no such file.", path: url.path)
         }
+        // As when the store is added: a copy without its log is refused before SQLite makes an empty one.
+        try checkWriteAheadLog(url.path)
         do {
             let connection = try SQLiteConnection(path: url.path, readOnly: true, create: false)
+            try requireStoreTables(connection)
             return try readMetadata(connection)
         } catch let failure as SQLiteError {
             throw error(opening: failure, path: url.path)
@@ -338,6 +373,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try checkWriteAheadLog(url.path)
         do {
             let connection = try SQLiteConnection(path: url.path, readOnly: false, create: false)
+            try requireStoreTables(connection)
             let current = try readMetadata(connection)
             var updated = metadata
             // As the store's own setter: what the store records itself stays when left out.

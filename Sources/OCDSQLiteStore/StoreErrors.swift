@@ -18,6 +18,10 @@ let NSPersistentStoreIncompatibleVersionHashErrorCode = 134100
 
 /// Option: SQLite pragmas to apply when the store opens, as `[name: value]`.
 public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
+/// Option: true runs SQLite's `ANALYZE` when the store opens (statistics for the query planner).
+public let NSSQLiteAnalyzeOption = "NSSQLiteAnalyzeOption"
+/// Option: true runs SQLite's `VACUUM` when the store opens (the file shrinks to its contents).
+public let NSSQLiteManualVacuumOption = "NSSQLiteManualVacuumOption"
 
 /// The userInfo key under which Core Data reports SQLite's result code.
 public let NSSQLiteErrorDomain = "NSSQLiteErrorDomain"
@@ -39,6 +43,11 @@ extension SQLiteStore {
         case SQLITE_NOTADB_CODE, SQLITE_CORRUPT_CODE:
             return error(NSFileReadCorruptFileErrorCode, "The file “\((path as NSString).lastPathComponent)” couldn’t be opened because it isn’t in the correct format (\(failure.message)).", path: path, underlying: failure)
         case SQLITE_CANTOPEN_CODE:
+            // "No such file" only when there is none: apps take 260 for a first launch. A folder or an
+            // unreadable file at the path is a file that cannot be read.
+            if FileManager.default.fileExists(atPath: path) {
+                return error(NSFileReadNoPermissionErrorCode, "The store file “\(path)” exists but couldn’t be opened (\(failure.message)): is it a folder, or unreadable?", path: path, underlying: failure)
+            }
             return error(NSFileReadNoSuchFileErrorCode, "The store file “\(path)” couldn’t be opened or created (\(failure.message)).", path: path, underlying: failure)
         case SQLITE_PERM_CODE, SQLITE_READONLY_CODE, SQLITE_AUTH_CODE:
             return error(NSFileWriteNoPermissionErrorCode, "The store file “\(path)” is not writable (\(failure.message)).", path: path, underlying: failure)

@@ -26,6 +26,18 @@ public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
 /// Option: seconds a store waits for its file when another connection has it locked (the SQLite store:
 /// 5 without the option; a container's store description passes its `timeout`, 240 by default).
 public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
+/// Option keys Apple's stacks pass whether or not they need them, accepted so that such code builds and
+/// its stores open. No store here migrates (a store of another model is refused with 134100 whatever
+/// these say), keeps persistent history or posts remote-change notifications.
+public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
+/// Accepted and not acted on: see ``NSMigratePersistentStoresAutomaticallyOption``.
+public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
+/// Accepted and not acted on: see ``NSMigratePersistentStoresAutomaticallyOption``.
+public let NSIgnorePersistentStoreVersioningOption = "NSIgnorePersistentStoreVersioningOption"
+/// Accepted and not acted on: no store keeps persistent history yet.
+public let NSPersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
+/// Accepted and not acted on: no store posts remote-change notifications yet.
+public let NSPersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersistentStoreRemoteChangeNotificationOptionKey"
 
 extension NSPersistentStore {
     /// Store types under their Swift names (`NSPersistentStore.StoreType.sqlite`).

@@ -144,6 +144,90 @@ import Testing
         #expect(error.localizedDescription.contains("-wal file is missing"))
         #expect(bytes(copy) == before)
         #expect(!FileManager.default.fileExists(atPath: copy.path + "-wal"))
+        // Reading its metadata first refuses it too, and leaves no empty -wal that would disarm the check.
+        #expect(throws: NSError.self) { try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: copy) }
+        #expect(!FileManager.default.fileExists(atPath: copy.path + "-wal"))
+        #expect(open(copy)?.code == 259)
+    }
+
+    /// A creation cut short after its journal-mode pragma leaves a database of no tables: it is made into
+    /// a store when next opened, not refused as "not a Core Data store".
+    @Test func aCreationCutShortIsFinishedWhenTheStoreIsOpened() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        defer { withExtendedLifetime(folder) {} }
+        try RawSQL.executeCreating(url, "PRAGMA page_size = 4096; PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL")
+        let stack = try SQLiteStack(model: TestModel.make(), url: url)
+        try withExtendedLifetime(stack.context) {
+            stack.insert("Company", ["name": "Acme"])
+            try stack.context.save()
+        }
+        #expect(try RawSQL.rows(url, "SELECT ZNAME FROM ZCOMPANY").first?["ZNAME"] as? String == "Acme")
+    }
+
+    /// Two coordinators opening a new store at the same moment both open the one store the first makes.
+    @Test func twoCoordinatorsOpeningANewStoreAtOnceBothSucceed() throws {
+        let model = TestModel.make()
+        final class Failures: @unchecked Sendable {
+            let lock = NSLock()
+            var errors: [Error] = []
+        }
+        for _ in 0..<10 {
+            let folder = TemporaryFolder()
+            let url = folder.file()
+            defer { withExtendedLifetime(folder) {} }
+            let failures = Failures()
+            let coordinators = [NSPersistentStoreCoordinator(managedObjectModel: model), NSPersistentStoreCoordinator(managedObjectModel: model)]
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                do {
+                    try coordinators[index].addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+                } catch {
+                    failures.lock.lock(); failures.errors.append(error); failures.lock.unlock()
+                }
+            }
+            #expect(failures.errors.isEmpty, "\(failures.errors)")
+        }
+    }
+
+    /// `NSSQLitePragmasOption` reaches a file only once it is known to be a store of this model: a refused
+    /// file keeps its journal mode.
+    @Test func aRefusedOpenKeepsTheFilesJournalMode() throws {
+        let folder = TemporaryFolder()
+        let url = folder.file()
+        defer { withExtendedLifetime(folder) {} }
+        try RawSQL.executeCreating(url, "PRAGMA journal_mode = WAL; CREATE TABLE notes (id INTEGER PRIMARY KEY)")
+        let error = try #require(open(url, options: [NSSQLitePragmasOption: ["journal_mode": "DELETE"]]))
+        #expect(error.code == 134000)
+        #expect(try RawSQL.rows(url, "PRAGMA journal_mode").first?["journal_mode"] as? String == "wal")
+        // The metadata class methods give the same error for such a file.
+        let metadataError = try #require(throws: NSError.self) { try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url) }
+        #expect(metadataError.code == 134000)
+    }
+
+    /// A path that exists but cannot be opened is not reported as "no such file" (apps read 260 as a
+    /// first launch).
+    @Test func aFolderAtTheStorePathIsNotMissing() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("Folder.sqlite")
+        try FileManager.default.createDirectory(at: path, withIntermediateDirectories: false)
+        let error = try #require(open(path))
+        #expect(error.code != 260, "\(error)")
+        #expect(FileManager.default.fileExists(atPath: path.path))
+    }
+
+    /// Apple's option keys build and a compatible store opens with them; the description's migration
+    /// properties are those options.
+    @Test func applesStoreOptionKeysAreAccepted() throws {
+        let options: [AnyHashable: Any] = [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true,
+                                           NSSQLiteAnalyzeOption: true, NSSQLiteManualVacuumOption: true, NSPersistentHistoryTrackingKey: false]
+        let folder = TemporaryFolder()
+        let url = try validStore(folder)
+        #expect(open(url, options: options) == nil)
+        let description = NSPersistentStoreDescription()
+        #expect(description.shouldMigrateStoreAutomatically)
+        description.shouldInferMappingModelAutomatically = false
+        #expect((description.options[NSInferMappingModelAutomaticallyOption] as? NSNumber)?.boolValue == false)
+        #expect(!description.shouldInferMappingModelAutomatically)
     }
 }
 
