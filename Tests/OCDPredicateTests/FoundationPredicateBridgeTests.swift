@@ -80,6 +80,11 @@ struct FoundationPredicateBridgeTests {
         #expect(try agrees(#Predicate<BridgeBook> { $0.subtitle == nil }).predicateFormat == "subtitle == nil")
         _ = try agrees(#Predicate<BridgeBook> { ($0.subtitle ?? "") == "Verse" })
         _ = try agrees(#Predicate<BridgeBook> { $0.subtitle.flatMap { $0.count > 5 } == true })
+        // A transform that is not a key path keeps nil for nil (Apple's `TERNARY(x != nil, …, nil)`): a
+        // comparison or arithmetic of nil gave a value or failed.
+        _ = try agrees(#Predicate<BridgeBook> { $0.subtitle.flatMap { $0.count > 5 } ?? true })
+        _ = try agrees(#Predicate<BridgeBook> { $0.subtitle.flatMap { $0.count > 5 } == nil })
+        _ = try agrees(#Predicate<BridgeBook> { ($0.subtitle.flatMap { $0.count * 2 } ?? -1) > 5 })
     }
 
     @Test func dictionaryInputsUseSubscriptKeysAsKeyPaths() throws {

@@ -52,6 +52,18 @@ struct NSPredicateTests {
         #expect(NSPredicate(format: "SELF isMultipleOf: 3").evaluate(with: 9))
     }
 
+    /// `isKindOfClass:` takes a class, as Apple's `%@` of `[NSNumber class]` passes it (spec §7.9), and
+    /// nil is of no class.
+    @Test func isKindOfClassTakesAClassObject() throws {
+        let numbers = NSPredicate(format: "SELF isKindOfClass: %@", NSNumber.self)
+        #expect(numbers.evaluate(with: 5))
+        #expect(!numbers.evaluate(with: "5"))
+        #expect(NSPredicate(format: "SELF isKindOfClass: %@", NSString.self).evaluate(with: "5"))
+        #expect(!NSPredicate(format: "SELF isKindOfClass: %@", "NSObject").evaluate(with: nil))
+        #expect(!NSPredicate(format: "SELF isKindOfClass: %@", "NSNull").evaluate(with: nil))
+        #expect(NSPredicate(format: "SELF isKindOfClass: %@", "NSNull").evaluate(with: NSNull()))
+    }
+
     @Test func programmaticComparisonPrintsAsItsFormat() {
         let predicate = NSComparisonPredicate(
             leftExpression: NSExpression(forKeyPath: "name"), rightExpression: NSExpression(forConstantValue: "a*"),

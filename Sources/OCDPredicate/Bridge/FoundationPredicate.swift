@@ -215,9 +215,21 @@ extension PredicateExpressions.ForcedUnwrap: ConvertibleToNSPredicate {
 
 extension PredicateExpressions.OptionalFlatMap: ConvertibleToNSPredicate {
     func convert(_ conversion: inout PredicateConversion) throws -> PredicateConversion.Converted {
+        let value = try conversion.expression(wrapped)
+        conversion.variables[variable.key] = value
+        let converted = try conversion.convert(transform)
         // `x?.y`: key-value coding already answers nil for a key of nil, so the variable is just `x`.
-        conversion.variables[variable.key] = try conversion.expression(wrapped)
-        return try conversion.convert(transform)
+        if case .expression(let expression) = converted, expression.expressionType == .keyPath { return converted }
+        // Anything else (a comparison, arithmetic) would give a value for nil, or fail on it: nil stays
+        // nil, as Apple's conversion writes it, `TERNARY(x != nil, transform, nil)`.
+        let transformed: NSExpression
+        switch converted {
+        case .expression(let expression): transformed = expression
+        case .predicate(let predicate):
+            transformed = NSExpression(forConditional: predicate, trueExpression: NSExpression(forConstantValue: true), falseExpression: NSExpression(forConstantValue: false))
+        }
+        let isPresent = NSComparisonPredicate(value, .standard(.notEqualTo), NSExpression(forConstantValue: nil), modifier: .direct, options: [])
+        return .expression(NSExpression(forConditional: isPresent, trueExpression: transformed, falseExpression: NSExpression(forConstantValue: nil)))
     }
 }
 

@@ -38,6 +38,8 @@ final class MethodRegistry: @unchecked Sendable {
             return date.timeIntervalSince(other)
         }
         comparisons["isKindOfClass:"] = { lhs, rhs in
+            // A class object, as Apple's `%@` of `[NSNumber class]` passes it; or a class's name.
+            if let type = rhs as? Any.Type { return MethodRegistry.value(Value(lhs), isKindOf: String(describing: type)) }
             guard let name = rhs as? String else { return false }
             return MethodRegistry.value(Value(lhs), isKindOf: name)
         }
@@ -73,7 +75,7 @@ final class MethodRegistry: @unchecked Sendable {
     /// `isKindOfClass:` by the Foundation class name a value would have on Apple platforms.
     static func value(_ value: Value, isKindOf name: String) -> Bool {
         switch name {
-        case "NSObject": return !value.isNilOrNull || value == .null
+        case "NSObject": if case .nil = value { return false } else { return true }
         case "NSNumber": return value.isNumber
         case "NSDecimalNumber": if case .decimal = value { return true } else { return false }
         case "NSString", "NSMutableString": if case .string = value { return true } else { return false }
@@ -83,7 +85,7 @@ final class MethodRegistry: @unchecked Sendable {
         case "NSSet": if case .set = value { return true } else { return false }
         case "NSOrderedSet": if case .orderedSet = value { return true } else { return false }
         case "NSDictionary": if case .dictionary = value { return true } else { return false }
-        case "NSNull": return value == .null
+        case "NSNull": if case .null = value { return true } else { return false }
         default:
             guard case .object(let opaque) = value else { return false }
             let object = opaque.value
