@@ -17,6 +17,15 @@ struct ReviewRegressionTests {
         return try NSPredicate(validatingFormat: predicate.predicateFormat) == predicate
     }
 
+    /// A parsed `FUNCTION(x, 'valueForKey:', key)` calls key-value coding, as the message does on Apple
+    /// platforms (it failed: no method registered), and prints as it was written.
+    @Test func functionValueForKeyReadsTheKey() throws {
+        #expect(try holds("FUNCTION(SELF, 'valueForKey:', 'name') == 'x'", ["name": "x"]))
+        #expect(try holds("FUNCTION(SELF, 'valueForKeyPath:', 'a.b') == 'x'", ["a": ["b": "x"]]))
+        #expect(try !holds("FUNCTION(SELF, 'valueForKey:', 'name') == 'y'", ["name": "x"]))
+        #expect(try roundTrips("FUNCTION(SELF, 'valueForKey:', 'name') == 'x'"))
+    }
+
     @Test func infiniteDoublesBecomingDecimalsDoNotTrap() throws {
         #expect(try !holds("CAST(1e999, 'NSDecimalNumber') == 1", nil))
         #expect(try !holds("average:({%@, 1e999}) == 1", nil, Decimal(1)))

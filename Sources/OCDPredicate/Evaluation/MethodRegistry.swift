@@ -17,6 +17,16 @@ final class MethodRegistry: @unchecked Sendable {
     private var comparisons: [String: ComparisonMethod] = [:]
 
     private init() {
+        // Key-value coding, which every object answers on Apple platforms (the `NSExpression(forFunction:
+        // selectorName:arguments:)` factory makes key paths of these; a parsed FUNCTION(…) calls them).
+        methods["valueForKey:"] = { target, arguments in
+            guard let key = arguments.first as? String else { return nil }
+            return try KeyValueCoding.value(forKey: key, of: Value(target)).anyValue
+        }
+        methods["valueForKeyPath:"] = { target, arguments in
+            guard let path = arguments.first as? String else { return nil }
+            return try KeyValueCoding.value(forKeyPath: path.split(separator: ".").map(String.init)[...], of: Value(target)).anyValue
+        }
         methods["uppercaseString"] = { target, _ in (target as? String)?.uppercased() }
         methods["lowercaseString"] = { target, _ in (target as? String)?.lowercased() }
         methods["length"] = { target, _ in (target as? String)?.utf16.count }
