@@ -761,6 +761,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         status.insert(.fault)
     }
 
+    /// The objects `slot` (a relationship's) holds in memory, loading nothing: nil for a to-many not
+    /// loaded yet, no object for a nil to-one.
+    func loadedDestinations(_ slot: Int, isToMany: Bool) -> [NSManagedObject]? {
+        if isToMany { return (slots[slot] as? ToManyStorage)?.objects }
+        return (slots[slot] as? NSManagedObject).map { [$0] } ?? []
+    }
+
     /// The to-many storage of `slot`, loaded from the committed row or the store on first use.
     func toMany(_ slot: Int) -> ToManyStorage {
         fireFault()

@@ -177,13 +177,7 @@ extension NSManagedObjectContext {
         let wasClean = !object.hasChanges
         var changedSlots: [Int] = []
         for (slot, relationship) in object.layout.relationships where !relationship.isTransient {
-            let members: [NSManagedObject]
-            if relationship.isToMany {
-                guard let storage = object.slots[slot] as? ToManyStorage else { continue }
-                members = storage.objects
-            } else {
-                members = (object.slots[slot] as? NSManagedObject).map { [$0] } ?? []
-            }
+            guard let members = object.loadedDestinations(slot, isToMany: relationship.isToMany) else { continue }
             let leaving = members.filter { gone[ObjectIdentifier($0)] != nil }
             guard !leaving.isEmpty else { continue }
             if relationship.inverseRelationship?.deleteRule == .cascadeDeleteRule, !object.isDeleted,

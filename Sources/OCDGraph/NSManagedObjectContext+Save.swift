@@ -157,13 +157,7 @@ extension NSManagedObjectContext {
         for object in objects where !object.isFault {
             guard let home = store(of: object) else { continue }
             for (slot, relationship) in object.layout.relationships where !relationship.isTransient {
-                let destinations: [NSManagedObject]
-                if relationship.isToMany {
-                    guard let storage = object.slots[slot] as? ToManyStorage else { continue }
-                    destinations = storage.objects
-                } else {
-                    destinations = (object.slots[slot] as? NSManagedObject).map { [$0] } ?? []
-                }
+                guard let destinations = object.loadedDestinations(slot, isToMany: relationship.isToMany) else { continue }
                 for destination in destinations where !destination.isDeleted {
                     guard let other = store(of: destination), other !== home else { continue }
                     throw coreDataError(NSManagedObjectExternalRelationshipError, [

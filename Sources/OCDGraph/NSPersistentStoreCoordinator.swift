@@ -165,10 +165,16 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// The metadata of the store file at `url`, without adding it.
     public class func metadataForPersistentStore(ofType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
+        let storeClass = try Self.fileStoreClass(storeType)
+        return try Self.asCoreDataError { try storeClass.metadataForPersistentStore(with: url) }
+    }
+
+    /// The store class registered for `storeType`, for the file-level class methods.
+    private static func fileStoreClass(_ storeType: String) throws -> NSPersistentStore.Type {
         guard let storeClass = PersistentStoreTypes.storeClass(for: storeType) else {
             throw coreDataError(NSPersistentStoreInvalidTypeError, [NSLocalizedDescriptionKey: "Unsupported store type \"\(storeType)\"."])
         }
-        return try Self.asCoreDataError { try storeClass.metadataForPersistentStore(with: url) }
+        return storeClass
     }
 
     /// `body`'s error as Core Data's: a store class's own error becomes `NSPersistentStoreOperationError`
@@ -186,9 +192,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Replaces the metadata of the store file at `url` without adding it.
     public class func setMetadata(_ metadata: [String: Any], forPersistentStoreOfType storeType: String, at url: URL,
                                   options: [AnyHashable: Any]? = nil) throws {
-        guard let storeClass = PersistentStoreTypes.storeClass(for: storeType) else {
-            throw coreDataError(NSPersistentStoreInvalidTypeError, [NSLocalizedDescriptionKey: "Unsupported store type \"\(storeType)\"."])
-        }
+        let storeClass = try Self.fileStoreClass(storeType)
         try Self.asCoreDataError { try storeClass.setMetadata(metadata, forPersistentStoreAt: url) }
     }
 
@@ -196,9 +200,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// and `-journal` files and its external data folder). A store of this coordinator at that file is
     /// removed from it first. Missing files are no error.
     public func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
-        guard let storeClass = PersistentStoreTypes.storeClass(for: storeType) else {
-            throw coreDataError(NSPersistentStoreInvalidTypeError, [NSLocalizedDescriptionKey: "Unsupported store type \"\(storeType)\"."])
-        }
+        let storeClass = try Self.fileStoreClass(storeType)
         let path = Self.filePath(url)
         for store in persistentStores where store.url.map(Self.filePath) == path {
             try? remove(store)  // another thread may have removed it first

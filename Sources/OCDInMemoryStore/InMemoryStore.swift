@@ -216,9 +216,18 @@ extension InMemoryStore {
     /// to-many ones without an inverse), as deleting a row deletes its rows of an SQLite join table: a
     /// list that named them gave a fault of a row that is gone. The owners' versions stay, as in SQLite.
     fileprivate func dropDeletedMembers(_ gone: Set<NSManagedObjectID>, remember: (String, Int64) -> Void) {
+        // Only lists that can name a deleted row: their destination is its entity or one it inherits from.
+        var goneEntities = Set<String>()
+        for id in gone {
+            var entity: NSEntityDescription? = id.entity
+            while let current = entity, goneEntities.insert(current.name ?? "").inserted { entity = current.superentity }
+        }
         for (entityName, rows) in tables.rows {
             guard let layout = rows.first?.value.layout else { continue }
-            let slots = layout.relationships.filter { $0.1.isToMany && $0.1.inverseRelationship?.isToMany != false }.map(\.0)
+            let slots = layout.relationships.filter { _, relationship in
+                relationship.isToMany && relationship.inverseRelationship?.isToMany != false
+                    && goneEntities.contains(relationship.destinationEntity?.name ?? "")
+            }.map(\.0)
             guard !slots.isEmpty else { continue }
             for (key, row) in rows {
                 var values = row.values

@@ -181,8 +181,8 @@ import Testing
     /// Prefetching a to-many of objects fetched from two stores loads each object's members from its own
     /// store. The coordinator used to ask the first object's store for all of them, and the others' came
     /// back empty, as if loaded (a review found it).
-    @Test func prefetchingAcrossTwoStoresLoadsEachObjectsMembers() throws {
-        let folder = TemporaryFolder()
+    /// R&D (Ann) in a first store, Sales (Bob, Cy) in a second, saved; and a context to read them in.
+    private func staffInTwoStores(_ folder: TemporaryFolder) throws -> (SQLiteStack, NSManagedObjectContext) {
         let stack = try SQLiteStack(model: TestModel.make(), url: folder.file("First.sqlite"))
         let second = try stack.coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: folder.file("Second.sqlite"), options: nil)
         let rnd = stack.insert("Department", ["name": "R&D"])
@@ -195,7 +195,13 @@ import Testing
         #expect(sales.objectID.persistentStore === second && rnd.objectID.persistentStore === stack.store)
         let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         reader.persistentStoreCoordinator = stack.coordinator
-        defer { withExtendedLifetime(reader) {} }
+        return (stack, reader)
+    }
+
+    @Test func prefetchingAcrossTwoStoresLoadsEachObjectsMembers() throws {
+        let folder = TemporaryFolder()
+        let (stack, reader) = try staffInTwoStores(folder)
+        defer { withExtendedLifetime((stack, reader)) {} }
         for order in [true, false] {
             reader.reset()
             let request = NSFetchRequest<NSManagedObject>(entityName: "Department")
@@ -216,17 +222,8 @@ import Testing
     /// by attributes merges the stores' rows in order.
     @Test func aFetchAcrossStoresSortedThroughARelationshipIsRefused() throws {
         let folder = TemporaryFolder()
-        let stack = try SQLiteStack(model: TestModel.make(), url: folder.file("First.sqlite"))
-        let second = try stack.coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: folder.file("Second.sqlite"), options: nil)
-        let rnd = stack.insert("Department", ["name": "R&D"])
-        let sales = stack.insert("Department", ["name": "Sales"])
-        let ann = stack.insert("Employee", ["name": "Ann", "department": rnd])
-        stack.insert("Employee", ["name": "Bob", "department": sales])
-        for object in [rnd, ann] { stack.context.assign(object, to: second) }
-        try stack.context.save()
-        let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        reader.persistentStoreCoordinator = stack.coordinator
-        defer { withExtendedLifetime(reader) {} }
+        let (stack, reader) = try staffInTwoStores(folder)
+        defer { withExtendedLifetime((stack, reader)) {} }
         for (entity, key) in [("Employee", "department.name"), ("Employee", "department"), ("Department", "employees.@count")] {
             let request = NSFetchRequest<NSManagedObject>(entityName: entity)
             request.sortDescriptors = [OCDPredicate.NSSortDescriptor(key: key, ascending: true)]
@@ -234,7 +231,7 @@ import Testing
         }
         let byName = NSFetchRequest<NSManagedObject>(entityName: "Employee")
         byName.sortDescriptors = [OCDPredicate.NSSortDescriptor(key: "name", ascending: false)]
-        #expect(try reader.fetch(byName).compactMap { $0.value(forKey: "name") as? String } == ["Bob", "Ann"])
+        #expect(try reader.fetch(byName).compactMap { $0.value(forKey: "name") as? String } == ["Cy", "Bob", "Ann"])
     }
 
     @Test func assigningToAStoreWithoutTheEntityStops() async {
