@@ -26,6 +26,8 @@ struct BridgeBook: KeyPathNaming, PredicateKeyValueCoding {
 
 struct BridgeUnnamed { var x: Int }
 
+struct BridgeLimits: Codable, Sendable { var minimumPages: Int; var words: [String] }
+
 @Suite("Foundation.Predicate (#Predicate) converts to NSPredicate")
 struct FoundationPredicateBridgeTests {
     let books = [
@@ -107,6 +109,47 @@ struct FoundationPredicateBridgeTests {
             try NSPredicate(converting: #Predicate<BridgeUnnamed> { $0.x == 3 })
         } throws: { error in
             (error as? PredicateConversionError)?.reason.contains("no name") == true
+        }
+    }
+
+    @Test func isEmptyFirstAndLastConvertAsApplesConversionWritesThem() throws {
+        #expect(try agrees(#Predicate<BridgeBook> { $0.title.isEmpty || $0.tags.isEmpty }).predicateFormat
+            == "title.length == 0 OR tags.@count == 0")
+        #expect(try agrees(#Predicate<BridgeBook> { !$0.tags.isEmpty }).predicateFormat == "NOT tags.@count == 0")
+        #expect(try agrees(#Predicate<BridgeBook> { $0.tags.first == "code" }).predicateFormat == #"tags[FIRST] == "code""#)
+        #expect(try agrees(#Predicate<BridgeBook> { $0.tags.last == "data" }).predicateFormat == #"tags[LAST] == "data""#)
+    }
+
+    @Test func filterBecomesASubqueryExpression() throws {
+        let converted = try agrees(#Predicate<BridgeBook> { $0.tags.filter { $0 != "code" }.count > 0 })
+        #expect(converted.predicateFormat == #"SUBQUERY(tags, $_local_1, $_local_1 != "code").@count > 0"#)
+    }
+
+    @Test func rangesBecomeBetweenOrComparisons() throws {
+        #expect(try agrees(#Predicate<BridgeBook> { (100...200).contains($0.pages) }).predicateFormat == "pages BETWEEN {100, 200}")
+        #expect(try agrees(#Predicate<BridgeBook> { (80..<150).contains($0.pages) }).predicateFormat == "pages >= 80 AND pages < 150")
+        let closed = 150...300
+        #expect(try agrees(#Predicate<BridgeBook> { closed.contains($0.pages) }).predicateFormat == "pages BETWEEN {150, 300}")
+        let halfOpen = 80..<150
+        #expect(try agrees(#Predicate<BridgeBook> { halfOpen.contains($0.pages) }).predicateFormat == "pages >= 80 AND pages < 150")
+        let from = 150...
+        #expect(try agrees(#Predicate<BridgeBook> { from.contains($0.pages) }).predicateFormat == "pages >= 150")
+        let through = ...150
+        #expect(try agrees(#Predicate<BridgeBook> { through.contains($0.pages) }).predicateFormat == "pages <= 150")
+        let upTo = ..<150
+        #expect(try agrees(#Predicate<BridgeBook> { upTo.contains($0.pages) }).predicateFormat == "pages < 150")
+    }
+
+    @Test func partsThatDoNotReadTheInputAreConstants() throws {
+        // Key paths on captured values have no key name; Apple's conversion evaluates such parts.
+        let limits = BridgeLimits(minimumPages: 100, words: ["Swift", "Poems"])
+        #expect(try agrees(#Predicate<BridgeBook> { $0.pages > limits.minimumPages }).predicateFormat == "pages > 100")
+        #expect(try agrees(#Predicate<BridgeBook> { limits.words.contains($0.title) }).predicateFormat == #"title IN {"Swift", "Poems"}"#)
+        // Apple's conversion too reads `@count` of the constant array rather than evaluating the count.
+        #expect(try agrees(#Predicate<BridgeBook> { $0.tags.count < limits.words.count }).predicateFormat.hasPrefix("tags.@count < {"))
+        // A part that reads the input still needs a name.
+        #expect(throws: PredicateConversionError.self) {
+            try NSPredicate(converting: #Predicate<BridgeUnnamed> { $0.x > limits.minimumPages })
         }
     }
 }

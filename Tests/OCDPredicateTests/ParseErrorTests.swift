@@ -3,6 +3,7 @@ import Testing
 @testable import OCDPredicate
 import class OCDPredicate.NSExpression
 import class OCDPredicate.NSPredicate
+import class OCDPredicate.NSComparisonPredicate
 
 @Suite("Parse errors carry the offset, the expected token and a snippet")
 struct ParseErrorTests {
@@ -115,5 +116,24 @@ struct ParseErrorTests {
     @Test func expressionFormatRejectsPredicates() {
         #expect(throws: PredicateParseError.self) { try NSExpression(validatingFormat: "12.845 == 12.845") }
         #expect(throws: PredicateParseError.self) { try NSExpression(validatingFormat: "TRUEPREDICATE") }
+    }
+
+    @Test func unicodeEscapesAreUTF16UnitsAndSurrogatePairsCombine() throws {
+        let pair = NSPredicate(format: #"name == "\uD83D\uDE00 \u00e9""#)
+        #expect(pair.evaluate(with: ["name": "😀 é"]))
+        let scalar = try #require((pair as? NSComparisonPredicate)?.rightExpression.constantValue as? String)
+        #expect(scalar.unicodeScalars.map(\.value) == [0x1F600, 0x20, 0xE9])
+    }
+
+    @Test func loneSurrogatesAndSignedDigitsAreErrorsAtTheEscape() throws {
+        let lone = try #require(parseError(#"name == "a\uD83D b""#))
+        #expect(lone.offset == 12)
+        #expect(lone.expected.contains("surrogate pair"))
+        let lowFirst = try #require(parseError(#"name == "\uDE00\uD83D""#))
+        #expect(lowFirst.expected.contains("surrogate pair"))
+        let signed = try #require(parseError(#"name == "\u+0041""#))
+        #expect(signed.offset == 11)
+        #expect(signed.expected.contains("hexadecimal digits"))
+        #expect(parseError(#"name == "\x+1""#) != nil)
     }
 }

@@ -46,10 +46,45 @@ struct PredicateConversion {
     }
 
     mutating func convert(_ node: Any) throws -> Converted {
-        guard let convertible = node as? any ConvertibleToNSPredicate else {
-            throw PredicateConversionError(reason: "\(type(of: node)) has no NSPredicate equivalent")
+        let failure: Error
+        do {
+            guard let convertible = node as? any ConvertibleToNSPredicate else {
+                throw PredicateConversionError(reason: "\(type(of: node)) has no NSPredicate equivalent")
+            }
+            return try convertible.convert(&self)
+        } catch {
+            failure = error
         }
-        return try convertible.convert(&self)
+        // A part that does not read the input (`settings.minimumAge`, `limits.count` of captured values)
+        // is a constant, as Apple's conversion evaluates it.
+        if let expression = node as? any PredicateExpression, let value = try? Self.evaluateConstant(expression),
+           let constant = try? Self.constantValue(value) {
+            return .expression(NSExpression(forConstantValue: constant))
+        }
+        throw failure
+    }
+
+    private static func evaluateConstant<E: PredicateExpression>(_ expression: E) throws -> Any {
+        try expression.evaluate(PredicateBindings())
+    }
+
+    /// A Swift value as an NSPredicate constant: characters become strings, comparison results their raw
+    /// values, closed ranges `{lower, upper}` (what BETWEEN takes), sequences arrays of such values.
+    static func constantValue(_ value: Any) throws -> Any? {
+        switch value {
+        case let optional as AnyOptional:
+            guard let wrapped = optional.wrappedAny else { return nil }
+            return try constantValue(wrapped)
+        case let character as Character: return String(character)
+        case let result as ComparisonResult: return result.rawValue
+        case let range as any ClosedRangeBounds: return [try constantValue(range.bounds.lower), try constantValue(range.bounds.upper)]
+        case is any RangeComparisons:
+            throw PredicateConversionError(reason: "a range other than a...b as a value (only contains(_:) of one converts)")
+        case let array as [Any]: return try array.map { try constantValue($0) ?? NSNull() }
+        default:
+            // Sets, dictionaries and other values are constants as they are.
+            return value
+        }
     }
 
     mutating func subqueryVariable() -> String {
@@ -81,44 +116,179 @@ extension PredicateExpressions.KeyPath: ConvertibleToNSPredicate {
     func convert(_ conversion: inout PredicateConversion) throws -> PredicateConversion.Converted {
         let base = try conversion.expression(root)
         let name: String
+        let isText = Root.Output.self == String.self || Root.Output.self == Substring.self
+        let collection = Root.Output.self as? CountedCollectionKeyPath.Type
         if keyPath == \String.count || keyPath == \Substring.count {
             name = "length"
-        } else if let counted = Root.Output.self as? CountedCollectionKeyPath.Type, keyPath == counted.countKeyPath {
+        } else if let collection, keyPath == collection.countKeyPath {
             name = "@count"
+        } else if keyPath == \String.isEmpty || keyPath == \Substring.isEmpty || keyPath == collection?.isEmptyKeyPath {
+            // Apple's conversion: `length == 0` for text, `@count == 0` for a collection.
+            let count = Self.appending(KeyPathComponents(isText ? "length" : "@count"), to: base)
+            return .comparison(count, .equalTo, NSExpression(forConstantValue: 0))
+        } else if let collection, keyPath == collection.firstKeyPath || keyPath == collection.lastKeyPath {
+            // `x[FIRST]` / `x[LAST]`, Apple's conversion of `first` and `last`.
+            return .expression(.binary(.index, base, NSExpression(node: .symbolic(keyPath == collection.firstKeyPath ? .first : .last))))
         } else if let found = conversion.name(of: keyPath, rootType: Root.Output.self) {
             name = found
         } else {
             throw PredicateConversionError(reason: "a key path with no name: \(keyPath) (make \(Root.Output.self) conform to KeyPathNaming, or pass keyNames)")
         }
-        let path = KeyPathComponents(name)
+        return .expression(Self.appending(KeyPathComponents(name), to: base))
+    }
+
+    private static func appending(_ path: KeyPathComponents, to base: NSExpression) -> NSExpression {
         switch base.node {
-        case .evaluatedObject: return .expression(NSExpression(node: .keyPath(path)))
-        case .keyPath(let left): return .expression(NSExpression(node: .keyPath(KeyPathComponents(components: left.components + path.components))))
-        default: return .expression(NSExpression(node: .keyPathOnValue(base, path)))
+        case .evaluatedObject: return NSExpression(node: .keyPath(path))
+        case .keyPath(let left): return NSExpression(node: .keyPath(KeyPathComponents(components: left.components + path.components)))
+        default: return NSExpression(node: .keyPathOnValue(base, path))
         }
     }
 }
 
-/// The standard collections whose `count` is `@count` in a key path.
+/// The standard collections whose `count` is `@count` in a key path, `isEmpty` `@count == 0`, and
+/// `first` and `last` `[FIRST]` and `[LAST]`.
 protocol CountedCollectionKeyPath {
     static var countKeyPath: AnyKeyPath { get }
+    static var isEmptyKeyPath: AnyKeyPath { get }
+    static var firstKeyPath: AnyKeyPath? { get }
+    static var lastKeyPath: AnyKeyPath? { get }
 }
 
 extension Array: CountedCollectionKeyPath {
     static var countKeyPath: AnyKeyPath { \Array.count }
+    static var isEmptyKeyPath: AnyKeyPath { \Array.isEmpty }
+    static var firstKeyPath: AnyKeyPath? { \Array.first }
+    static var lastKeyPath: AnyKeyPath? { \Array.last }
 }
 
 extension Set: CountedCollectionKeyPath {
     static var countKeyPath: AnyKeyPath { \Set.count }
+    static var isEmptyKeyPath: AnyKeyPath { \Set.isEmpty }
+    // A set's `first` is whichever member it iterates first, and `[FIRST]` takes an array: no equivalent.
+    static var firstKeyPath: AnyKeyPath? { nil }
+    static var lastKeyPath: AnyKeyPath? { nil }
 }
 
 extension Dictionary: CountedCollectionKeyPath {
     static var countKeyPath: AnyKeyPath { \Dictionary.count }
+    static var isEmptyKeyPath: AnyKeyPath { \Dictionary.isEmpty }
+    static var firstKeyPath: AnyKeyPath? { nil }
+    static var lastKeyPath: AnyKeyPath? { nil }
 }
 
 extension PredicateExpressions.Value: ConvertibleToNSPredicate {
     func convert(_ conversion: inout PredicateConversion) throws -> PredicateConversion.Converted {
-        .expression(NSExpression(forConstantValue: value))
+        .expression(NSExpression(forConstantValue: try PredicateConversion.constantValue(value)))
+    }
+}
+
+/// A closed range's bounds, whatever its bound type.
+protocol ClosedRangeBounds {
+    var bounds: (lower: Any, upper: Any) { get }
+}
+
+extension ClosedRange: ClosedRangeBounds {
+    var bounds: (lower: Any, upper: Any) { (lowerBound, upperBound) }
+}
+
+/// A range expression's bounds as comparisons against them: `nil` where the range has no such bound.
+protocol RangeComparisons {
+    /// The lower bound (always inclusive), the upper bound, and whether the upper bound is included.
+    var comparisonBounds: (lower: Any?, upper: Any?, includesUpper: Bool) { get }
+}
+
+extension Range: RangeComparisons {
+    var comparisonBounds: (lower: Any?, upper: Any?, includesUpper: Bool) { (lowerBound, upperBound, false) }
+}
+
+extension ClosedRange: RangeComparisons {
+    var comparisonBounds: (lower: Any?, upper: Any?, includesUpper: Bool) { (lowerBound, upperBound, true) }
+}
+
+extension PartialRangeFrom: RangeComparisons {
+    var comparisonBounds: (lower: Any?, upper: Any?, includesUpper: Bool) { (lowerBound, nil, false) }
+}
+
+extension PartialRangeThrough: RangeComparisons {
+    var comparisonBounds: (lower: Any?, upper: Any?, includesUpper: Bool) { (nil, upperBound, true) }
+}
+
+extension PartialRangeUpTo: RangeComparisons {
+    var comparisonBounds: (lower: Any?, upper: Any?, includesUpper: Bool) { (nil, upperBound, false) }
+}
+
+extension PredicateExpressions.ClosedRange: ConvertibleToNSPredicate {
+    func convert(_ conversion: inout PredicateConversion) throws -> PredicateConversion.Converted {
+        .expression(NSExpression(forAggregate: [try conversion.expression(lower), try conversion.expression(upper)]))
+    }
+}
+
+extension PredicateExpressions.RangeExpressionContains: ConvertibleToNSPredicate {
+    func convert(_ conversion: inout PredicateConversion) throws -> PredicateConversion.Converted {
+        let element = try conversion.expression(self.element)
+        // `(a...b).contains(x)` is BETWEEN; `(a..<b).contains(x)` and the partial ranges are comparisons
+        // with their bounds, as Apple's conversion writes them.
+        if let closed = self.range as? any ClosedRangeOperands {
+            let (lower, upper) = closed.operands
+            return .comparison(element, .between, NSExpression(forAggregate: [try conversion.expression(lower), try conversion.expression(upper)]))
+        }
+        let lower: NSExpression?, upper: NSExpression?, includesUpper: Bool
+        if let halfOpen = self.range as? any RangeOperands {
+            let (l, u) = halfOpen.operands
+            (lower, upper, includesUpper) = (try conversion.expression(l), try conversion.expression(u), false)
+        } else if let value = try? PredicateConversion.evaluateConstantRange(self.range) {
+            let bounds = value.comparisonBounds
+            if bounds.includesUpper, let l = bounds.lower, let u = bounds.upper {
+                let pair = [try PredicateConversion.constantValue(l), try PredicateConversion.constantValue(u)]
+                return .comparison(element, .between, NSExpression(forConstantValue: pair))
+            }
+            lower = try bounds.lower.map { NSExpression(forConstantValue: try PredicateConversion.constantValue($0)) }
+            upper = try bounds.upper.map { NSExpression(forConstantValue: try PredicateConversion.constantValue($0)) }
+            includesUpper = bounds.includesUpper
+        } else {
+            throw PredicateConversionError(reason: "a range that is neither a constant nor written with ... or ..<")
+        }
+        var parts: [NSPredicate] = []
+        if let lower { parts.append(NSComparisonPredicate(element, .standard(.greaterThanOrEqualTo), lower, modifier: .direct, options: [])) }
+        if let upper { parts.append(NSComparisonPredicate(element, .standard(includesUpper ? .lessThanOrEqualTo : .lessThan), upper, modifier: .direct, options: [])) }
+        return .predicate(parts.count == 1 ? parts[0] : NSCompoundPredicate(type: .and, subpredicates: parts))
+    }
+}
+
+/// `a...b` written in the predicate: its two operand expressions.
+protocol ClosedRangeOperands {
+    var operands: (Any, Any) { get }
+}
+
+extension PredicateExpressions.ClosedRange: ClosedRangeOperands {
+    var operands: (Any, Any) { (lower, upper) }
+}
+
+/// `a..<b` written in the predicate: its two operand expressions.
+protocol RangeOperands {
+    var operands: (Any, Any) { get }
+}
+
+extension PredicateExpressions.Range: RangeOperands {
+    var operands: (Any, Any) { (lower, upper) }
+}
+
+extension PredicateConversion {
+    static func evaluateConstantRange<E: PredicateExpression>(_ expression: E) throws -> any RangeComparisons {
+        guard let range = try expression.evaluate(PredicateBindings()) as? any RangeComparisons else {
+            throw PredicateConversionError(reason: "a range of a kind NSPredicate has no form for")
+        }
+        return range
+    }
+}
+
+extension PredicateExpressions.Filter: ConvertibleToNSPredicate {
+    func convert(_ conversion: inout PredicateConversion) throws -> PredicateConversion.Converted {
+        let name = conversion.subqueryVariable()
+        let collection = try conversion.expression(sequence)
+        conversion.variables[variable.key] = NSExpression(forVariable: name)
+        return .expression(NSExpression(forSubquery: collection, usingIteratorVariable: name, predicate: try conversion.predicate(filter)))
     }
 }
 

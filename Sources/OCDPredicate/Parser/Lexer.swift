@@ -286,7 +286,7 @@ struct Lexer {
             case UInt8(ascii: "x"):
                 result += try readCodePoint(digits: 2, radix: 16)
             case UInt8(ascii: "u"):
-                result += try readCodePoint(digits: 4, radix: 16)
+                result += try readUTF16Escape()
             case UInt8(ascii: "0")...UInt8(ascii: "7"):
                 position -= 1
                 result += try readCodePoint(digits: 3, radix: 8)
@@ -299,14 +299,53 @@ struct Lexer {
 
     private mutating func readCodePoint(digits: Int, radix: Int) throws -> [UInt8] {
         let start = position
-        guard position + digits <= bytes.count,
-              let code = UInt32(String(decoding: bytes[position..<(position + digits)], as: UTF8.self), radix: radix),
-              let scalar = UnicodeScalar(code)
-        else {
+        guard let code = readDigits(digits, radix: radix), let scalar = UnicodeScalar(code) else {
             throw error(at: start, expected: "\(digits) \(radix == 16 ? "hexadecimal" : "octal") digits in the escape")
         }
-        position += digits
         return Array(String(Character(scalar)).utf8)
+    }
+
+    /// `\uXXXX` is a UTF-16 unit, as in the strings Foundation parses: a character beyond the Basic
+    /// Multilingual Plane is written as a surrogate pair, `\uD83D\uDE00`.
+    private mutating func readUTF16Escape() throws -> [UInt8] {
+        let start = position
+        guard let unit = readDigits(4, radix: 16) else {
+            throw error(at: start, expected: "4 hexadecimal digits in the escape")
+        }
+        if let scalar = UnicodeScalar(unit) { return Array(String(Character(scalar)).utf8) }
+        let low: UInt32?
+        if unit < 0xDC00, position + 2 <= bytes.count,
+           bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") {
+            position += 2
+            low = readDigits(4, radix: 16)
+        } else {
+            low = nil
+        }
+        guard let low, (0xDC00...0xDFFF).contains(low),
+              let scalar = UnicodeScalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))
+        else {
+            throw error(at: start, expected: "a surrogate pair (\\uD800–\\uDBFF followed by \\uDC00–\\uDFFF) in the escape")
+        }
+        return Array(String(Character(scalar)).utf8)
+    }
+
+    /// Exactly `count` digits of `radix` (no sign), consumed only when all are there.
+    private mutating func readDigits(_ count: Int, radix: Int) -> UInt32? {
+        guard position + count <= bytes.count else { return nil }
+        var code: UInt32 = 0
+        for b in bytes[position..<(position + count)] {
+            let digit: UInt32
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(b - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(b - UInt8(ascii: "a")) + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(b - UInt8(ascii: "A")) + 10
+            default: return nil
+            }
+            guard digit < UInt32(radix) else { return nil }
+            code = code * UInt32(radix) + digit
+        }
+        position += count
+        return code
     }
 
     /// `%@`, `%K`, and the printf conversions, consuming the next argument.

@@ -42,7 +42,7 @@ struct Opaque {
 }
 
 /// Lets `Value(_:)` see through an `Optional` that was boxed into `Any`.
-private protocol AnyOptional {
+protocol AnyOptional {
     var wrappedAny: Any? { get }
 }
 
