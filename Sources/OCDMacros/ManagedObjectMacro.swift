@@ -67,20 +67,46 @@ struct KeyTableEntries {
     private func lines(for variable: VariableDeclSyntax) -> [String] {
         if Self.isSkipped(variable.modifiers) { return [] }
         let managed = variable.attributes.contains(attributeNamed: "Managed", module: "OpenCoreData")
-        return variable.bindings.compactMap { binding -> String? in
-            guard let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier else { return nil }
+        // `#if canImport(CoreData) @NSManaged #else @Managed #endif`: the entry follows the same
+        // condition, managed where the clause has `@Managed`.
+        let conditional = managed ? nil : variable.attributes.lazy.compactMap { element -> IfConfigDeclSyntax? in
+            guard case .ifConfigDecl(let ifConfig) = element,
+                  ifConfig.clauses.contains(where: { Self.clauseHasManaged($0) }) else { return nil }
+            return ifConfig
+        }.first
+        return variable.bindings.flatMap { binding -> [String] in
+            guard let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier else { return [] }
             // A getter that is async or throws has no key path, so key-value coding cannot reach it.
-            if Self.hasEffects(binding.accessorBlock) { return nil }
-            let keyPath = "\\\(className).\(name.trimmed.text)"
-            let key = name.keyName
-            if managed {
-                return "table.managed(\(keyPath), key: \(literal(key)))"
+            if Self.hasEffects(binding.accessorBlock) { return [] }
+            guard let conditional else { return [entry(for: name, managed: managed)] }
+            var result: [String] = []
+            for clause in conditional.clauses {
+                var header = clause.poundKeyword.text
+                if let condition = clause.condition { header += " \(condition.trimmedDescription)" }
+                result += [header, entry(for: name, managed: Self.clauseHasManaged(clause))]
             }
-            if let rest = key.suffix(afterPrefix: "primitive") {
-                return "table.primitiveAccessor(\(keyPath), key: \(literal(rest.lowercasingFirst)))"
+            if !conditional.clauses.contains(where: { $0.poundKeyword.tokenKind == .poundElse }) {
+                result += ["#else", entry(for: name, managed: false)]
             }
-            return "table.accessor(\(keyPath), key: \(literal(key)))"
+            return result + ["#endif"]
         }
+    }
+
+    private func entry(for name: TokenSyntax, managed: Bool) -> String {
+        let keyPath = "\\\(className).\(name.trimmed.text)"
+        let key = name.keyName
+        if managed {
+            return "table.managed(\(keyPath), key: \(literal(key)))"
+        }
+        if let rest = key.suffix(afterPrefix: "primitive") {
+            return "table.primitiveAccessor(\(keyPath), key: \(literal(rest.lowercasingFirst)))"
+        }
+        return "table.accessor(\(keyPath), key: \(literal(key)))"
+    }
+
+    private static func clauseHasManaged(_ clause: IfConfigClauseSyntax) -> Bool {
+        guard case .attributes(let attributes) = clause.elements else { return false }
+        return attributes.contains(attributeNamed: "Managed", module: "OpenCoreData")
     }
 
     private static func hasEffects(_ block: AccessorBlockSyntax?) -> Bool {

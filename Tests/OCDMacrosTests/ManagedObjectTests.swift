@@ -391,6 +391,58 @@ struct ManagedObjectTests {
         )
     }
 
+    /// `@NSManaged` on Apple platforms and `@Managed` here, chosen by `#if` in the attribute list: the entry
+    /// follows the same condition, managed where the clause has `@Managed` (it was an accessor entry).
+    @Test func anAttributeChosenByIfConfigKeepsItsCondition() {
+        assertExpansion(
+            """
+            @ManagedObject
+            class Employee: NSManagedObject {
+                #if canImport(CoreData)
+                @NSManaged
+                #else
+                @Managed
+                #endif
+                var name: String?
+                #if os(Linux)
+                @Managed
+                #endif
+                var title: String?
+            }
+            """,
+            expandsTo: """
+                class Employee: NSManagedObject {
+                    #if canImport(CoreData)
+                    @NSManaged
+                    #else
+                    @Managed
+                    #endif
+                    var name: String?
+                    #if os(Linux)
+                    @Managed
+                    #endif
+                    var title: String?
+
+                    override class var managedKeyTable: ManagedKeyTable {
+                        var table = super.managedKeyTable
+                        #if canImport(CoreData)
+                        table.accessor(\\Employee.name, key: "name")
+                        #else
+                        table.managed(\\Employee.name, key: "name")
+                        #endif
+                        #if os(Linux)
+                        table.managed(\\Employee.title, key: "title")
+                        #else
+                        table.accessor(\\Employee.title, key: "title")
+                        #endif
+                        return table
+                    }
+                }
+                """,
+            macros: managedObjectOnly
+        )
+    }
+
     /// A nested class is named as written: inside its body the bare name is the class itself. Both macros
     /// expand, as in a real class.
     @Test func aNestedClassIsNamedAsWritten() {

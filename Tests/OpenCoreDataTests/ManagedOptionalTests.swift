@@ -60,3 +60,31 @@ final class OptionalBox: NSManagedObject {
         #expect(read.amount == Decimal(string: "3.25"))
     }
 }
+
+// The shape code shared with Apple platforms takes: the attribute chosen by `#if`.
+@ManagedObject
+final class CrossPlatformNote: NSManagedObject {
+    #if canImport(CoreData)
+    @NSManaged
+    #else
+    @Managed
+    #endif
+    var text: String?
+}
+
+@Suite struct CrossPlatformAttributeTests {
+    @Test func aManagedAttributeChosenByIfConfigIsModeled() throws {
+        let entity = NSEntityDescription()
+        entity.name = "CrossPlatformNote"
+        entity.managedObjectClassName = "CrossPlatformNote"
+        entity.properties = [testAttribute("text", .stringAttributeType)]
+        let (_, context) = try oneEntityContext(entity, class: CrossPlatformNote.self)
+        let note = CrossPlatformNote(context: context)
+        note.text = "a"
+        #expect(note.value(forKey: "text") as? String == "a")
+        #expect(note.changedValues()["text"] as? String == "a")
+        let predicate = try NSPredicate(converting: #Predicate<CrossPlatformNote> { $0.text == "a" })
+        #expect(predicate.predicateFormat == #"text == "a""#)
+        #expect(predicate.evaluate(with: note))
+    }
+}
