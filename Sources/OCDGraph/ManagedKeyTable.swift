@@ -8,7 +8,9 @@ import Foundation
 /// ```swift
 /// override class var managedKeyTable: ManagedKeyTable {
 ///     var table = super.managedKeyTable
-///     table.managed(\Employee.name, key: "name")
+///     // Rooted at the class whose table this is, so that `\Manager.name` is named in a subclass's table.
+///     func entries<Object: Employee>(_: Object.Type) { table.managed(\Object.name, key: "name") }
+///     entries(Self.self)
 ///     table.validator(key: "name") { (object: Employee, value: inout Any?) in try object.validateName(&value) }
 ///     return table
 /// }

@@ -32,7 +32,17 @@ public struct ManagedObjectMacro: MemberMacro {
         }
 
         let className = classDecl.name.trimmed.text
-        let lines = KeyTableEntries(className: className).lines(for: classDecl.memberBlock.members)
+        // A class that can have subclasses roots its key paths at the class whose table is being built:
+        // `\Manager.name` never equals `\Employee.name`, so a subclass's table must name inherited
+        // properties with its own key paths. `Self.self` passed to a generic function gives that class
+        // (a key path written `\Self.name` does not: the runtime cannot resolve it).
+        let isFinal = classDecl.modifiers.contains(where: { $0.name.tokenKind == .keyword(.final) })
+        let root = isFinal ? className : "ManagedSelf"
+        var lines = KeyTableEntries(className: className, keyPathRoot: root).lines(for: classDecl.memberBlock.members)
+        if !isFinal && !lines.isEmpty {
+            lines = ["func entries<ManagedSelf: \(className)>(_: ManagedSelf.Type) {"] + lines.map { "    " + $0 }
+                + ["}", "entries(Self.self)"]
+        }
         let access = switch classDecl.modifiers.accessLevel {
         case .open?: "open "
         case .public?: "public "
@@ -52,6 +62,9 @@ public struct ManagedObjectMacro: MemberMacro {
 /// The statements that fill a key table, one per member that KVC or validation must find, in member order.
 struct KeyTableEntries {
     let className: String
+    /// The root type of the key paths: the class, or the generic parameter standing for the class whose
+    /// table is built.
+    let keyPathRoot: String
 
     /// Statements for `members`; members under `#if` keep their condition.
     func lines(for members: MemberBlockItemListSyntax) -> [String] {
@@ -93,7 +106,7 @@ struct KeyTableEntries {
     }
 
     private func entry(for name: TokenSyntax, managed: Bool) -> String {
-        let keyPath = "\\\(className).\(name.trimmed.text)"
+        let keyPath = "\\\(keyPathRoot).\(name.trimmed.text)"
         let key = name.keyName
         if managed {
             return "table.managed(\(keyPath), key: \(literal(key)))"

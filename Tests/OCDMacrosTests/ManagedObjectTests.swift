@@ -24,12 +24,15 @@ struct ManagedObjectTests {
 
                     override public class var managedKeyTable: ManagedKeyTable {
                         var table = super.managedKeyTable
-                        table.managed(\\Employee.name, key: "name")
-                        table.accessor(\\Employee.fullName, key: "fullName")
-                        table.primitiveAccessor(\\Employee.primitiveInt16, key: "int16")
-                        table.validator(key: "name") { (object: Employee, value: inout Any?) in
-                            try object.validateName(&value)
+                        func entries<ManagedSelf: Employee>(_: ManagedSelf.Type) {
+                            table.managed(\\ManagedSelf.name, key: "name")
+                            table.accessor(\\ManagedSelf.fullName, key: "fullName")
+                            table.primitiveAccessor(\\ManagedSelf.primitiveInt16, key: "int16")
+                            table.validator(key: "name") { (object: Employee, value: inout Any?) in
+                                try object.validateName(&value)
+                            }
                         }
+                        entries(Self.self)
                         return table
                     }
                 }
@@ -46,6 +49,15 @@ struct ManagedObjectTests {
     ])
     func theTableHasTheClassesVisibility(modifiers: String, access: String) {
         let declaration = modifiers.isEmpty ? "class Employee: NSManagedObject" : "\(modifiers) class Employee: NSManagedObject"
+        // A final class has no subclasses to name its key paths for.
+        let entries = modifiers.hasSuffix("final")
+            ? #"        table.managed(\Employee.name, key: "name")"#
+            : [
+                "        func entries<ManagedSelf: Employee>(_: ManagedSelf.Type) {",
+                #"            table.managed(\ManagedSelf.name, key: "name")"#,
+                "        }",
+                "        entries(Self.self)",
+            ].joined(separator: "\n")
         assertExpansion(
             """
             @ManagedObject
@@ -59,7 +71,7 @@ struct ManagedObjectTests {
 
                     override \(access)class var managedKeyTable: ManagedKeyTable {
                         var table = super.managedKeyTable
-                        table.managed(\\Employee.name, key: "name")
+                \(entries)
                         return table
                     }
                 }
@@ -123,13 +135,16 @@ struct ManagedObjectTests {
 
                     override class var managedKeyTable: ManagedKeyTable {
                         var table = super.managedKeyTable
-                        table.accessor(\\Employee.id, key: "id")
-                        table.accessor(\\Employee.cache, key: "cache")
-                        table.accessor(\\Employee.formatter, key: "formatter")
-                        table.accessor(\\Employee.width, key: "width")
-                        table.accessor(\\Employee.height, key: "height")
-                        table.accessor(\\Employee.area, key: "area")
-                        table.accessor(\\Employee.`default`, key: "default")
+                        func entries<ManagedSelf: Employee>(_: ManagedSelf.Type) {
+                            table.accessor(\\ManagedSelf.id, key: "id")
+                            table.accessor(\\ManagedSelf.cache, key: "cache")
+                            table.accessor(\\ManagedSelf.formatter, key: "formatter")
+                            table.accessor(\\ManagedSelf.width, key: "width")
+                            table.accessor(\\ManagedSelf.height, key: "height")
+                            table.accessor(\\ManagedSelf.area, key: "area")
+                            table.accessor(\\ManagedSelf.`default`, key: "default")
+                        }
+                        entries(Self.self)
                         return table
                     }
                 }
@@ -174,7 +189,10 @@ struct ManagedObjectTests {
 
                     override class var managedKeyTable: ManagedKeyTable {
                         var table = super.managedKeyTable
-                        table.managed(\\Manager.reports, key: "reports")
+                        func entries<ManagedSelf: Manager>(_: ManagedSelf.Type) {
+                            table.managed(\\ManagedSelf.reports, key: "reports")
+                        }
+                        entries(Self.self)
                         return table
                     }
                 }
@@ -203,7 +221,10 @@ struct ManagedObjectTests {
 
                     override class var managedKeyTable: ManagedKeyTable {
                         var table = super.managedKeyTable
-                        table.accessor(\\Report.plain, key: "plain")
+                        func entries<ManagedSelf: Report>(_: ManagedSelf.Type) {
+                            table.accessor(\\ManagedSelf.plain, key: "plain")
+                        }
+                        entries(Self.self)
                         return table
                     }
                 }
@@ -236,11 +257,14 @@ struct ManagedObjectTests {
 
                     override class var managedKeyTable: ManagedKeyTable {
                         var table = super.managedKeyTable
-                        table.primitiveAccessor(\\Employee.primitiveName, key: "name")
-                        table.primitiveAccessor(\\Employee.primitiveURL, key: "uRL")
-                        table.accessor(\\Employee.primitiveness, key: "primitiveness")
-                        table.accessor(\\Employee.primitive, key: "primitive")
-                        table.managed(\\Employee.primitiveDate, key: "primitiveDate")
+                        func entries<ManagedSelf: Employee>(_: ManagedSelf.Type) {
+                            table.primitiveAccessor(\\ManagedSelf.primitiveName, key: "name")
+                            table.primitiveAccessor(\\ManagedSelf.primitiveURL, key: "uRL")
+                            table.accessor(\\ManagedSelf.primitiveness, key: "primitiveness")
+                            table.accessor(\\ManagedSelf.primitive, key: "primitive")
+                            table.managed(\\ManagedSelf.primitiveDate, key: "primitiveDate")
+                        }
+                        entries(Self.self)
                         return table
                     }
                 }
@@ -270,18 +294,21 @@ struct ManagedObjectTests {
 
                     override class var managedKeyTable: ManagedKeyTable {
                         var table = super.managedKeyTable
-                        table.validator(key: "name") { (object: Employee, value: inout Any?) in
-                            try object.validateName(&value)
+                        func entries<ManagedSelf: Employee>(_: ManagedSelf.Type) {
+                            table.validator(key: "name") { (object: Employee, value: inout Any?) in
+                                try object.validateName(&value)
+                            }
+                            table.validator(key: "age") { (object: Employee, value: inout Any?) in
+                                object.validateAge(&value)
+                            }
+                            table.validator(key: "email") { (object: Employee, value: inout Any?) in
+                                try object.validateEmail(value: &value)
+                            }
+                            table.validator(key: "salary") { (object: Employee, value: inout Any?) in
+                                try object.validateSalary(&value)
+                            }
                         }
-                        table.validator(key: "age") { (object: Employee, value: inout Any?) in
-                            object.validateAge(&value)
-                        }
-                        table.validator(key: "email") { (object: Employee, value: inout Any?) in
-                            try object.validateEmail(value: &value)
-                        }
-                        table.validator(key: "salary") { (object: Employee, value: inout Any?) in
-                            try object.validateSalary(&value)
-                        }
+                        entries(Self.self)
                         return table
                     }
                 }
@@ -375,14 +402,17 @@ struct ManagedObjectTests {
 
                     override class var managedKeyTable: ManagedKeyTable {
                         var table = super.managedKeyTable
-                        #if DEBUG
-                        table.accessor(\\Employee.debugName, key: "debugName")
-                        #elseif os(Linux)
-                        table.validator(key: "name") { (object: Employee, value: inout Any?) in
-                            try object.validateName(&value)
+                        func entries<ManagedSelf: Employee>(_: ManagedSelf.Type) {
+                            #if DEBUG
+                            table.accessor(\\ManagedSelf.debugName, key: "debugName")
+                            #elseif os(Linux)
+                            table.validator(key: "name") { (object: Employee, value: inout Any?) in
+                                try object.validateName(&value)
+                            }
+                            #else
+                            #endif
                         }
-                        #else
-                        #endif
+                        entries(Self.self)
                         return table
                     }
                 }
@@ -425,16 +455,19 @@ struct ManagedObjectTests {
 
                     override class var managedKeyTable: ManagedKeyTable {
                         var table = super.managedKeyTable
-                        #if canImport(CoreData)
-                        table.accessor(\\Employee.name, key: "name")
-                        #else
-                        table.managed(\\Employee.name, key: "name")
-                        #endif
-                        #if os(Linux)
-                        table.managed(\\Employee.title, key: "title")
-                        #else
-                        table.accessor(\\Employee.title, key: "title")
-                        #endif
+                        func entries<ManagedSelf: Employee>(_: ManagedSelf.Type) {
+                            #if canImport(CoreData)
+                            table.accessor(\\ManagedSelf.name, key: "name")
+                            #else
+                            table.managed(\\ManagedSelf.name, key: "name")
+                            #endif
+                            #if os(Linux)
+                            table.managed(\\ManagedSelf.title, key: "title")
+                            #else
+                            table.accessor(\\ManagedSelf.title, key: "title")
+                            #endif
+                        }
+                        entries(Self.self)
                         return table
                     }
                 }
