@@ -398,12 +398,11 @@ public final class ManagedMutableSet: ManagedRelationshipProxy, Sequence {
     public func minus(_ other: NSSet) { object.managedRemove(other, forKey: key) }
     public func intersect(_ other: Set<AnyHashable>) {
         let keep = Set(other.compactMap { ($0.base as? NSManagedObject).map(ObjectIdentifier.init) })
-        let removed = members.filter { !keep.contains(ObjectIdentifier($0)) }
-        guard !removed.isEmpty else { return }
-        let using = Set(removed.map { AnyHashable($0) })
-        object.willChangeValue(forKey: key, withSetMutation: .intersect, using: using)
+        guard members.contains(where: { !keep.contains(ObjectIdentifier($0)) }) else { return }
+        // Foundation's intersect mutation names the objects kept, not the ones removed.
+        object.willChangeValue(forKey: key, withSetMutation: .intersect, using: other)
         object.setPrimitiveValue(members.filter { keep.contains(ObjectIdentifier($0)) }, forKey: key)
-        object.didChangeValue(forKey: key, withSetMutation: .intersect, using: using)
+        object.didChangeValue(forKey: key, withSetMutation: .intersect, using: other)
     }
     public func removeAllObjects() { intersect([]) }
     public func setSet(_ other: Set<AnyHashable>) {

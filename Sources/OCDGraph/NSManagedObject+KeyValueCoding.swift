@@ -296,12 +296,28 @@ extension NSManagedObject {
     /// Announces a mutation of the to-many relationship `key` by `objects`.
     func noteWillChange(_ key: String, mutation: NSKeyValueSetMutationKind, objects: Set<AnyHashable>) {
         if ConcurrencyDebug.isEnabled { assertQueue(forChangeOf: key) }
+        var objects = objects
+        if mutation == .intersect, let slot = layout.slot(named: key), layout.kinds[slot] == .toMany {
+            // Intersect names the members kept; observers are told of the others, which it removes.
+            fireFault()
+            objects = Self.members(toMany(slot).objects, notIn: objects)
+        }
         beginChange(key, kind: Self.changeKind(mutation), objects: objects)
     }
 
     /// Completes a mutation of the to-many relationship `key`.
     func noteDidChange(_ key: String, mutation: NSKeyValueSetMutationKind, objects: Set<AnyHashable>) {
+        var objects = objects
+        if mutation == .intersect, let slot = layout.slot(named: key),
+           let old = pendingChanges.last(where: { $0.slot == slot })?.change.oldObjects {
+            objects = Self.members(old, notIn: objects)
+        }
         endChange(key, kind: Self.changeKind(mutation), objects: objects)
+    }
+
+    private static func members(_ members: [NSManagedObject], notIn objects: Set<AnyHashable>) -> Set<AnyHashable> {
+        let named = Set(objects.compactMap { ($0.base as? NSManagedObject).map(ObjectIdentifier.init) })
+        return Set(members.lazy.filter { !named.contains(ObjectIdentifier($0)) }.map(AnyHashable.init))
     }
 
     /// Announces a change of the members at `indexes` of the ordered to-many relationship `key`.
@@ -505,7 +521,15 @@ extension NSManagedObject {
             let removed = (objects ?? []).compactMap { $0.base as? NSManagedObject }.filter { old.contains(ObjectIdentifier($0)) }
             return (Set(removed), nil)
         case .replacement:
-            return (SlotValues.boxed(change.oldValue), publicValue(slot: slot))
+            guard let objects else { return (SlotValues.boxed(change.oldValue), publicValue(slot: slot)) }
+            // A `.set` mutation: the members it replaced and the ones it put in their place, as
+            // key-value observing reports a set replacement (not the whole old and new sets).
+            let oldMembers = change.oldObjects ?? []
+            let old = Set(oldMembers.map(ObjectIdentifier.init))
+            let given = objects.compactMap { $0.base as? NSManagedObject }
+            let kept = Set(given.map(ObjectIdentifier.init))
+            let replaced = Set(oldMembers.filter { !kept.contains(ObjectIdentifier($0)) })
+            return (replaced, isPrior ? nil : Set(given.filter { !old.contains(ObjectIdentifier($0)) }))
         }
     }
 

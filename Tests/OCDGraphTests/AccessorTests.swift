@@ -159,6 +159,47 @@ import class OCDPredicate.NSSortDescriptor
     }
 }
 
+/// Foundation's set mutations as observers see them: `.set` reports the members replaced and the ones put
+/// in their place, `.intersect` names the members kept and reports the others as removed.
+@Suite struct SetMutationObservationTests {
+    @Test func setAndIntersectReportOnlyTheMembersRemovedAndAdded() throws {
+        let stack = try TestStack()
+        let ann = stack.insert("Employee", ["name": "Ann"])
+        let p1 = stack.insert("Project", ["title": "1"]), p2 = stack.insert("Project", ["title": "2"])
+        let p3 = stack.insert("Project", ["title": "3"])
+        let projects = ann.mutableSetValue(forKey: "projects")
+        projects.addObjects(from: [p1, p2])
+        var seen: [(kind: NSKeyValueChange, old: Set<NSManagedObject>?, new: Set<NSManagedObject>?, prior: Bool)] = []
+        let token = ann.observeValue(forKey: "projects", options: [.old, .new, .prior]) { _, kind, old, new, _, prior in
+            seen.append((kind, old as? Set<NSManagedObject>, new as? Set<NSManagedObject>, prior))
+        }
+        projects.setSet([p2, p3])
+        #expect(seen.map(\.kind) == [.replacement, .replacement])
+        #expect(seen.map(\.prior) == [true, false])
+        #expect(seen.allSatisfy { $0.old == [p1] })
+        #expect(seen[0].new == nil && seen[1].new == [p3])
+        #expect(ann.objects("projects") == [p2, p3])
+
+        seen.removeAll()
+        projects.intersect([p3, p1])
+        #expect(seen.map(\.kind) == [.removal, .removal])
+        #expect(seen.allSatisfy { $0.old == [p2] && $0.new == nil })
+        #expect(ann.objects("projects") == [p3])
+        #expect(p2.objects("members").isEmpty)
+
+        // The accessor pattern of Apple's documentation: the using set of an intersect is the set kept.
+        projects.add(p1)
+        seen.removeAll()
+        let keep: Set<AnyHashable> = [p1]
+        ann.willChangeValue(forKey: "projects", withSetMutation: .intersect, using: keep)
+        ann.setPrimitiveValue(Set([p1]), forKey: "projects")
+        ann.didChangeValue(forKey: "projects", withSetMutation: .intersect, using: keep)
+        #expect(seen.map(\.kind) == [.removal, .removal])
+        #expect(seen.allSatisfy { $0.old == [p3] })
+        token.invalidate()
+    }
+}
+
 /// The pairing of `willChangeValue(forKey:)` and `didChangeValue(forKey:)` on unobserved attributes,
 /// which keep their pending change in a field rather than a list (the fast path of a set).
 @Suite struct ChangeNotificationPairingTests {
