@@ -662,7 +662,7 @@ extension NSManagedObject {
         }
         let wantsOld = Set(observers.filter { $0.isValid && ($0.options.contains(.old) || $0.options.contains(.prior)) }.map(\.key))
         var oldValues: [String: Any?] = [:]
-        for key in keys where wantsOld.contains(key) { oldValues[key] = .some(value(forKey: key)) }
+        for key in keys where wantsOld.contains(key) { oldValues[key] = .some(wholesaleOldValue(key)) }
         for key in keys { notifyObservers(key, kind: .setting, old: oldValues[key] ?? nil, new: nil, isPrior: true) }
         replace()
         for path in paths { registrar?.didSet(self, keyPath: path) }
@@ -672,6 +672,15 @@ extension NSManagedObject {
             let wantsNew = !isFault && observers.contains { $0.isValid && $0.key == key && $0.options.contains(.new) }
             notifyObservers(key, kind: .setting, old: oldValues[key] ?? nil, new: wantsNew ? value(forKey: key) : nil, isPrior: false)
         }
+    }
+
+    /// The value of `key` before a wholesale change, read without loading anything: a fault's values and
+    /// a to-many relationship not loaded yet would come from the store, registering objects in a context
+    /// that is being reset or refreshed, so they are reported as nil.
+    private func wholesaleOldValue(_ key: String) -> Any? {
+        if isFault { return nil }
+        if let slot = layout.slot(named: key), layout.kinds[slot] == .toMany, !(slots[slot] is ToManyStorage) { return nil }
+        return value(forKey: key)
     }
 
     /// Tells key-value observers and Observation that `slot` took a value the store computed (a derived

@@ -168,6 +168,36 @@ private func typedStack() throws -> TestStack {
         keptToken.invalidate()
     }
 
+    /// An observer asking for old values of a to-many relationship not loaded yet is told nil rather than
+    /// have the relationship read from the store in the middle of a reset (which registered its members
+    /// again in the emptied context) or a refresh.
+    @Test func oldValueObserversOfAnUnloadedToManyLoadNothingOnResetOrRefresh() throws {
+        let stack = try TestStack()
+        let employee = stack.insert("Employee", ["name": "Ann"])
+        employee.mutableSetValue(forKey: "projects").add(stack.insert("Project", ["title": "p"]))
+        try stack.context.save()
+        stack.context.reset()
+        let again = stack.context.object(with: employee.objectID)
+        #expect(again.value(forKey: "name") as? String == "Ann")
+        var olds: [Any?] = []
+        let token = again.observeValue(forKey: "projects", options: [.old, .prior]) { _, _, old, _, _, _ in olds.append(old) }
+        stack.context.refresh(again, mergeChanges: false)
+        #expect(stack.context.registeredObjects.count == 1)
+        #expect(!olds.isEmpty && olds.allSatisfy { $0 == nil })
+        #expect(again.value(forKey: "name") as? String == "Ann")
+        stack.context.reset()
+        #expect(stack.context.registeredObjects.isEmpty)
+        // A loaded relationship still reports its members.
+        let third = stack.context.object(with: employee.objectID)
+        #expect(third.objects("projects").count == 1)
+        olds.removeAll()
+        let loadedToken = third.observeValue(forKey: "projects", options: [.old]) { _, _, old, _, _, _ in olds.append(old) }
+        stack.context.refresh(third, mergeChanges: false)
+        #expect((olds.last as? Set<NSManagedObject>)?.count == 1)
+        token.invalidate()
+        loadedToken.invalidate()
+    }
+
     /// `didChangeValue(forKey:)` of a key the model does not have reads its value only for an observer
     /// that asked for it: a class may keep properties key-value coding cannot read.
     @Test func changeNotificationsOfAnUnmodeledKeyNeedNoValue() throws {
