@@ -487,9 +487,11 @@ enum SQLValue: Equatable {
         case .null: sqlite3_result_null(context)
         case .integer(let value): sqlite3_result_int64(context, value)
         case .real(let value): sqlite3_result_double(context, value)
-        case .text(let value): sqlite3_result_text(context, value, -1, SQLITE_TRANSIENT)
+        case .text(let value):
+            var text = value
+            text.withUTF8 { sqlite3_result_text64(context, UnsafeRawPointer($0.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self), UInt64($0.count), SQLITE_TRANSIENT, UInt8(SQLITE_UTF8)) }
         case .blob(let value):
-            value.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
+            value.withUnsafeBytes { sqlite3_result_blob64(context, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64($0.count), SQLITE_TRANSIENT) }
         }
     }
 }
@@ -548,9 +550,10 @@ final class Statement {
         case .text(let v):
             // By byte count, not NUL-terminated: a string may contain U+0000.
             var text = v
-            rc = text.withUTF8 { sqlite3_bind_text(handle, index, $0.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, Int32($0.count), SQLITE_TRANSIENT) }
+            // The 64-bit forms: a value over 2 GiB is SQLite's "too big" error, not a trap in Int32(_:).
+            rc = text.withUTF8 { sqlite3_bind_text64(handle, index, UnsafeRawPointer($0.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self), UInt64($0.count), SQLITE_TRANSIENT, UInt8(SQLITE_UTF8)) }
         case .blob(let v):
-            rc = v.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), SQLITE_TRANSIENT) }
+            rc = v.withUnsafeBytes { sqlite3_bind_blob64(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64($0.count), SQLITE_TRANSIENT) }
         }
         guard rc == SQLITE_OK else { throw connection.error(rc, sql) }
     }

@@ -145,12 +145,18 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func create(_ connection: SQLiteConnection, _ schema: StoreSchema) throws {
-        // Page size and auto-vacuum must be set before the first table.
-        try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = INCREMENTAL")
+        // Page size and auto-vacuum must be set before the first table; NSSQLitePragmasOption's values for
+        // them (applied just before) are kept.
+        let given = try pragmas
+        var defaults: [String] = []
+        if given["page_size"] == nil { defaults.append("PRAGMA page_size = 4096") }
+        if given["auto_vacuum"] == nil { defaults.append("PRAGMA auto_vacuum = INCREMENTAL") }
+        if !defaults.isEmpty { try connection.execute(defaults.joined(separator: "; ")) }
+        let autoVacuum = try connection.query("PRAGMA auto_vacuum", [], { $0.int64(0) }).first ?? 2
         var metadata = freshMetadata()
         metadata["NSStoreModelVersionHashesDigest"] = model.versionHashesDigest
         metadata["NSStoreModelVersionChecksumKey"] = model.versionChecksum
-        metadata["_NSAutoVacuumLevel"] = "2"
+        metadata["_NSAutoVacuumLevel"] = String(autoVacuum)
         metadata[Self.storeFormatKey] = Self.storeFormat
         let derivations = try Self.derivationTriggers(schema, model)
         // Decided under the write lock: another coordinator or process that opened the new file at the
