@@ -35,9 +35,32 @@ public enum PredicateJSON {
 
     private struct Special { let value: Any? }
 
+    /// `-?digits(.digits)?([eE][+-]?digits)?`, the text `{"$decimal": …}` takes.
+    static func isDecimalText(_ text: String) -> Bool {
+        var bytes = Substring(text).utf8[...]
+        func digits() -> Bool {
+            let count = bytes.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }.count
+            bytes = bytes.dropFirst(count)
+            return count > 0
+        }
+        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        guard digits() else { return false }
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            guard digits() else { return false }
+        }
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if bytes.first == UInt8(ascii: "+") || bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+            guard digits() else { return false }
+        }
+        return bytes.isEmpty
+    }
+
     private static func specialValue(_ key: String, _ json: JSONValue, allowExpressions: Bool) throws -> Special? {
         switch key {
         case "$nil":
+            guard json == .bool(true) else { throw ConventionError(message: "{\"$nil\": …} takes true") }
             return Special(value: nil)
         case "$date":
             switch json {
@@ -57,7 +80,10 @@ public enum PredicateJSON {
             }
             return Special(value: set)
         case "$decimal":
-            guard case .string(let text) = json, let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+            // The whole text must be a number: Decimal(string:) skips leading spaces and stops at the first
+            // character it cannot read ("1.5abc" is 1.5).
+            guard case .string(let text) = json, Self.isDecimalText(text),
+                  let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
                 throw ConventionError(message: "{\"$decimal\": …} takes a decimal number as a string, e.g. \"1.5\"")
             }
             return Special(value: decimal)
@@ -107,6 +133,9 @@ public enum PredicateJSON {
     /// Reads an evaluation object, unwrapping the `$object` envelope when present.
     public static func evaluationInput(_ json: JSONValue) throws -> EvaluationInput {
         if case .object(let pairs) = json, pairs.contains(where: { $0.0 == "$object" }) {
+            if let unknown = pairs.first(where: { !["$object", "$bindings", "$substitute"].contains($0.0) }) {
+                throw ConventionError(message: "the {\"$object\": …} envelope takes only \"$bindings\" or \"$substitute\" beside it, not \"\(unknown.0)\"")
+            }
             var input = EvaluationInput(object: try value(json["$object"]!))
             if let bindings = json["$bindings"] { input.bindings = try variables(bindings) }
             if let substitute = json["$substitute"] { input.substitute = try variables(substitute) }

@@ -93,6 +93,14 @@ final class StoreCopy {
                 // Copies of read-only files stay read-only; SQLite needs to write the -shm even to read.
                 try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path + suffix)
             }
+            // Externally stored values live in `.<name>_SUPPORT/_EXTERNAL_DATA` beside the store: the copy
+            // reaches the original folder through a link (they are only read; removing the copy removes
+            // the link, not what it points to).
+            let support = "." + URL(fileURLWithPath: source).deletingPathExtension().lastPathComponent + "_SUPPORT"
+            let originalSupport = URL(fileURLWithPath: source).deletingLastPathComponent().appendingPathComponent(support)
+            if FileManager.default.fileExists(atPath: originalSupport.path) {
+                try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent(support), withDestinationURL: originalSupport)
+            }
         } catch {
             try? FileManager.default.removeItem(at: folder)
             throw fail("cannot copy \(path) to a temporary folder: \(error.localizedDescription)")
@@ -218,8 +226,9 @@ final class RawDatabase {
                 var depth = 0
                 while let parent = supers[root], parent != 0, names[parent] != nil, depth < 100 { root = parent; depth += 1 }
                 let rootName = (names[root] ?? "").uppercased()
-                // Model entities live in Z<ROOT>; persistent-history entities (numbers 16001…) in A<NAME>.
-                let table = upperTables["Z" + rootName] ?? upperTables["A" + rootName]
+                // Model entities live in Z<ROOT>; persistent-history entities (numbers 16001…) in A<NAME>,
+                // told apart by number: an app's own Transaction entity has a ZTRANSACTION table too.
+                let table = number > 16000 ? upperTables["A" + rootName] : upperTables["Z" + rootName]
                 var count: JSONOutput.Value = .null
                 if let table {
                     count = .integer(try rows("SELECT COUNT(*) FROM \(Self.quoted(table)) WHERE Z_ENT = \(number)").first?.first?.int ?? 0)

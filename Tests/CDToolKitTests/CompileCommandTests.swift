@@ -50,6 +50,26 @@ struct CompileCommandTests {
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
+    /// Models are found by extension: a compiled folder named `Model.mom` could be neither loaded nor
+    /// replaced by the same command run again, so the output must be named `.momd`.
+    @Test func anOutputNotNamedMomdIsRefusedAndNothingIsWritten() throws {
+        let folder = ScratchFiles.path("Plain.xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(#"<?xml version="1.0"?><model><entity name="A"><attribute name="x" attributeType="String" optional="YES"/></entity></model>"#.utf8)
+            .write(to: folder.appendingPathComponent("contents"))
+        for name in ["Model.mom", "Out"] {
+            let output = ScratchFiles.path(name).path
+            let run = CDTool.run(["compile", folder.path, "-o", output])
+            #expect(run.status == 1)
+            #expect(run.error.contains(".momd"))
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+        let momd = ScratchFiles.path("Plain.momd").path
+        #expect(CDTool.run(["compile", folder.path, "-o", momd]).status == 0)
+        #expect(CDTool.run(["model", "hashes", momd]).status == 0)
+        #expect(CDTool.run(["compile", folder.path, "-o", momd]).status == 0)
+    }
+
     @Test func warningsArePrintedButDoNotStopCompilation() throws {
         let folder = ScratchFiles.path("Warn.xcdatamodel")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -65,7 +85,7 @@ struct CompileCommandTests {
 struct CompileOutputSafetyTests {
     @Test func anExistingFolderThatIsNotACompiledModelIsLeftAlone() throws {
         guard let models = Fixtures.models else { return }
-        let victim = ScratchFiles.path("victim")
+        let victim = ScratchFiles.path("victim.momd")
         try FileManager.default.createDirectory(at: victim, withIntermediateDirectories: true)
         try Data("keep me".utf8).write(to: victim.appendingPathComponent("notes.txt"))
         let run = CDTool.run(["compile", models.appendingPathComponent("LoopKit__LoopKit__Model/Model.xcdatamodel").path, "-o", victim.path])

@@ -22,6 +22,21 @@ struct JSONValueTests {
         #expect(throws: PredicateJSON.ConventionError.self) { try PredicateJSON.value(JSONValue.parse(#"{"$expr": "a"}"#)) }
     }
 
+    /// The special objects are read strictly: `Decimal(string:)` alone reads "1.5abc" as 1.5, and `$nil`
+    /// took any value.
+    @Test func specialObjectsAreStrict() throws {
+        for text in [#""1.5abc""#, #"" 2""#, #""1.2.3""#, #""1e""#, #""-""#, #"".5""#, "1.5"] {
+            #expect(throws: PredicateJSON.ConventionError.self, "\(text)") { try PredicateJSON.value(JSONValue.parse(#"{"$decimal": "# + text + "}")) }
+        }
+        #expect(try PredicateJSON.value(JSONValue.parse(#"{"$decimal": "-12.5e2"}"#)) as? Decimal == Decimal(-1250))
+        #expect(throws: PredicateJSON.ConventionError.self) { try PredicateJSON.value(JSONValue.parse(#"{"$nil": false}"#)) }
+        #expect(throws: PredicateJSON.ConventionError.self) { try PredicateJSON.value(JSONValue.parse(#"{"$nil": 0}"#)) }
+        #expect(throws: PredicateJSON.ConventionError.self) {
+            try PredicateJSON.evaluationInput(JSONValue.parse(#"{"$object": {}, "$binding": {"a": 1}}"#))
+        }
+        #expect(CDTool.run(["predicate", "evaluate", "x == 1.5", "--object", #"{"x": {"$decimal": "1.5xyz"}}"#]).status == 1)
+    }
+
     /// A high surrogate not followed by a low one, or a `\u` without four hex digits, is a parse error
     /// (the first once trapped on an overflow).
     @Test func badUnicodeEscapesAreParseErrors() throws {

@@ -142,6 +142,65 @@ struct StoreCommandTests {
         }
     }
 
+    /// Externally stored values are read from `.<name>_SUPPORT/_EXTERNAL_DATA` beside the original store
+    /// (the temporary copy left it behind, so they printed as null), and the folder is left as it was.
+    @Test func dumpReadsExternallyStoredValues() throws {
+        guard let stores = Fixtures.stores, let models = Fixtures.models else { return }
+        let folder = ScratchFiles.newFolder()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let store = folder.appendingPathComponent("W.sqlite")
+        try FileManager.default.copyItem(at: stores.appendingPathComponent("wireapp__wire-ios-data-model__store2-21-1.sqlite"), to: store)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store.path)
+        let marker = try #require(try RawSQL.rows(store, "SELECT ZIMAGEMEDIUMDATA AS m FROM ZUSER WHERE Z_PK = 1").first?["m"] as? Data)
+        #expect(marker.first == 2)
+        let name = String(decoding: marker.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
+        let external = folder.appendingPathComponent(".W_SUPPORT/_EXTERNAL_DATA")
+        try FileManager.default.createDirectory(at: external, withIntermediateDirectories: true)
+        try Data([0x89, 0x50, 0x4E, 0x47]).write(to: external.appendingPathComponent(name))
+        let run = CDTool.run(["store", "dump", store.path, "--model",
+                              models.appendingPathComponent("wireapp__wire-ios-data-model__zmessaging").path, "--entity", "User"])
+        #expect(run.status == 0, "\(run.error)")
+        let user = try #require(try run.output.split(separator: "\n").compactMap { try json(String($0)) as? [String: Any] }
+            .first { ($0["uri"] as? String)?.hasSuffix("/User/p1") == true })
+        #expect((user["attributes"] as? [String: Any])?["imageMediumData"] as? String == "iVBORw==")
+        #expect(FileManager.default.fileExists(atPath: external.appendingPathComponent(name).path))
+    }
+
+    /// Persistent-history entities (numbers 16001…) live in `A…` tables even when a model entity has the
+    /// same name: with an entity Transaction, history's TRANSACTION was shown in ZTRANSACTION with 0 rows.
+    @Test func historyEntitiesKeepTheirTablesBesideAModelEntityOfTheSameName() throws {
+        let model = NSManagedObjectModel()
+        let entity = NSEntityDescription()
+        entity.name = "Transaction"
+        let amount = NSAttributeDescription()
+        amount.name = "amount"
+        amount.attributeType = .doubleAttributeType
+        entity.properties = [amount]
+        model.entities = [entity]
+        let folder = ScratchFiles.newFolder()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let store = folder.appendingPathComponent("S.sqlite")
+        do {
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+            let added = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: store, options: nil)
+            try coordinator.remove(added)
+        }
+        try RawSQL.execute(store, """
+            CREATE TABLE ATRANSACTION (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTIMESTAMP FLOAT);
+            INSERT INTO ATRANSACTION VALUES (1, 16002, 1, 0);
+            INSERT INTO Z_PRIMARYKEY VALUES (16002, 'TRANSACTION', 0, 1);
+            """)
+        let run = CDTool.run(["store", "inspect", store.path])
+        #expect(run.status == 0, "\(run.error)")
+        let object = try #require(try json(run.output) as? [String: Any])
+        let entities = try #require(object["entities"] as? [[String: Any]])
+        let history = try #require(entities.first { $0["number"] as? Int == 16002 })
+        #expect(history["table"] as? String == "ATRANSACTION")
+        #expect(history["rows"] as? Int == 1)
+        let own = try #require(entities.first { $0["name"] as? String == "Transaction" })
+        #expect(own["table"] as? String == "ZTRANSACTION")
+    }
+
     @Test func dumpShowsKnownValues() throws {
         guard let stores = Fixtures.stores, let models = Fixtures.models else { return }
         let store = stores.appendingPathComponent("alemar11__CoreDataPlus__SampleModel_V1.sqlite").path

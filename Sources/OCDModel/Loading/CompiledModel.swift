@@ -134,6 +134,11 @@ package enum CompiledModel {
     /// Compiles every version of `source` (an `.xcdatamodeld`, or one `.xcdatamodel`) into the `.momd`
     /// folder `destination`, replacing it. Returns the problems found (warnings); throws for errors.
     package static func compile(_ source: URL, to destination: URL) throws -> [String] {
+        // Models are found by extension: a compiled folder named otherwise (`Model.mom`, as momc names a
+        // single compiled version) could not be loaded, nor replaced by the next compile.
+        guard destination.pathExtension == "momd" else {
+            throw ModelLoadError(file: destination, line: nil, problem: "the output must be a folder named <name>.momd (a compiled model is found by that extension)")
+        }
         var versions: [(name: String, url: URL)] = []
         var current: String
         var isDirectory: ObjCBool = false
