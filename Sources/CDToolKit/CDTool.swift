@@ -13,8 +13,16 @@ public final class Console: @unchecked Sendable {
     static let standard = Console(capturing: false)
 
     func print(_ line: String) {
-        if capturing { lock.withLock { capturedOutput += line + "\n" } } else { Swift.print(line) }
+        if capturing { lock.withLock { capturedOutput += line + "\n" }; return }
+        Swift.print(line)
+        // A closed output (`cdtool store dump … | head`): SIGPIPE is ignored so that the temporary copies
+        // are removed before the tool ends, rather than the signal ending it with them left behind. A
+        // flush now and then finds out (each line's would cost a write).
+        printed &+= 1
+        if printed % 256 == 0, fflush(nil) == EOF, errno == EPIPE { CDTool.end(status: 141) }
     }
+
+    private var printed = 0
 
     func printError(_ line: String) {
         if capturing {
@@ -53,7 +61,29 @@ public struct CDTool: ParsableCommand {
 
     /// The executable's entry point: runs with the process's arguments and exits with the status.
     public static func runAsMain() -> Never {
+        handleSignals()
         Foundation.exit(execute(Array(CommandLine.arguments.dropFirst())))
+    }
+
+    /// Dispatch sources for the signals that end the tool, so that its temporary store copies are removed
+    /// first (the handlers run on a queue, not in signal context).
+    nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
+
+    private static func handleSignals() {
+        signal(SIGPIPE, SIG_IGN)
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { end(status: 128 + number) }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    /// Removes the temporary store copies and ends the process with `status`.
+    static func end(status: Int32) -> Never {
+        StoreCopy.removeAll()
+        Foundation.exit(status)
     }
 
     private static func execute(_ arguments: [String]) -> Int32 {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CSQLite
 import Foundation
+import Synchronization
 import OCDGraph
 import OCDModel
 import OCDSQLiteStore
@@ -82,7 +83,10 @@ final class StoreCopy {
         // The file a symbolic link points to, and its -wal and -shm beside it: copying the link would
         // copy the link, and making the copy writable would then change the original.
         let source = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("cdtool-store-\(UUID().uuidString)")
+        Self.removeCopiesOfEndedProcesses()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(Self.prefix)\(getpid())-\(UUID().uuidString)")
+        self.folder = folder
+        Self.live.withLock { _ = $0.insert(folder) }
         url = folder.appendingPathComponent(URL(fileURLWithPath: source).lastPathComponent)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -102,7 +106,7 @@ final class StoreCopy {
                 try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent(support), withDestinationURL: originalSupport)
             }
         } catch {
-            try? FileManager.default.removeItem(at: folder)
+            Self.remove(folder)
             throw fail("cannot copy \(path) to a temporary folder: \(error.localizedDescription)")
         }
         // The commands read the copy read-only, and a read-only connection cannot roll a hot journal back:
@@ -116,7 +120,33 @@ final class StoreCopy {
         }
     }
 
-    deinit { try? FileManager.default.removeItem(at: folder) }
+    deinit { Self.remove(folder) }
+
+    private static let prefix = "cdtool-store-"
+    /// The copies this process holds, for ``removeAll()`` when a signal ends it before they are released.
+    private static let live = Mutex<Set<URL>>([])
+
+    private static func remove(_ folder: URL) {
+        try? FileManager.default.removeItem(at: folder)
+        live.withLock { _ = $0.remove(folder) }
+    }
+
+    /// Removes every copy this process holds: called when SIGINT, SIGTERM or SIGHUP ends the tool, or its
+    /// output is closed.
+    static func removeAll() {
+        for folder in live.withLock({ $0 }) { remove(folder) }
+    }
+
+    /// Copies left by a cdtool that ended without removing them (killed, or stopped by a trap): their
+    /// folder names the process, and a process that no longer exists holds nothing.
+    private static func removeCopiesOfEndedProcesses() {
+        let temporary = FileManager.default.temporaryDirectory
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }), pid != getpid(),
+                  kill(pid, 0) == -1, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(at: temporary.appendingPathComponent(name))
+        }
+    }
 }
 
 /// A store file read with SQLite's C API, without a model: what `store inspect` shows.

@@ -375,3 +375,73 @@ struct StoreCommandTests {
         #expect(noEntity.error.contains("no entity named 'Nope'"))
     }
 }
+
+/// `cdtool store` reads a temporary copy of the store; it is removed however the tool ends.
+@Suite("cdtool store removes its temporary copy")
+struct StoreCopyCleanupTests {
+    /// The executable, built beside the test bundle by `swift build --build-tests` / `swift test`.
+    static var tool: URL? {
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<3 {
+            let candidate = folder.appendingPathComponent("cdtool")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            folder.deleteLastPathComponent()
+        }
+        return nil
+    }
+
+    private func storeWithManyRows() throws -> (store: URL, model: URL) {
+        let folder = ScratchFiles.newFolder()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let modelFolder = folder.appendingPathComponent("Notes.xcdatamodel")
+        try FileManager.default.createDirectory(at: modelFolder, withIntermediateDirectories: true)
+        try Data(#"<?xml version="1.0"?><model><entity name="Note" representedClassName="NSManagedObject"><attribute name="text" attributeType="String" optional="YES"/></entity></model>"#.utf8)
+            .write(to: modelFolder.appendingPathComponent("contents"))
+        let store = folder.appendingPathComponent("Notes.sqlite")
+        let model = try NSManagedObjectModel(validatingContentsOf: modelFolder)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let added = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: store, options: nil)
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            for i in 0..<3_000 {
+                NSEntityDescription.insertNewObject(forEntityName: "Note", into: context).setValue(String(repeating: "n\(i) ", count: 20), forKey: "text")
+            }
+            try context.save()
+        }
+        try coordinator.remove(added)
+        return (store, modelFolder)
+    }
+
+    /// `cdtool store dump … | head`: the closed pipe ended the tool by SIGPIPE, leaving the copy of the
+    /// store in the temporary folder for good.
+    @Test func aClosedOutputPipeLeavesNoCopy() throws {
+        let tool = try #require(Self.tool, "cdtool is built with the tests (swift build --build-tests)")
+        let (store, model) = try storeWithManyRows()
+        let temporary = ScratchFiles.newFolder()
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "'\(tool.path)' store dump '\(store.path)' --model '\(model.path)' | head -c 1 > /dev/null"]
+        shell.environment = ["TMPDIR": temporary.path, "PATH": "/usr/bin:/bin"]
+        try shell.run()
+        shell.waitUntilExit()
+        let left = try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("cdtool-store-") }
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    /// A copy whose process no longer exists (killed, or stopped by a trap) is removed by the next run.
+    @Test func copiesOfEndedProcessesAreRemoved() throws {
+        guard let stores = Fixtures.stores else { return }
+        let stale = FileManager.default.temporaryDirectory.appendingPathComponent("cdtool-store-2147483600-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: stale, withIntermediateDirectories: true)
+        try Data("copy".utf8).write(to: stale.appendingPathComponent("Store.sqlite"))
+        let mine = FileManager.default.temporaryDirectory.appendingPathComponent("cdtool-store-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: mine, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: mine) }
+        let run = CDTool.run(["store", "inspect", stores.appendingPathComponent("alemar11__CoreDataPlus__SampleModel_V1.sqlite").path])
+        #expect(run.status == 0, "\(run.error)")
+        #expect(!FileManager.default.fileExists(atPath: stale.path))
+        #expect(FileManager.default.fileExists(atPath: mine.path))
+    }
+}
