@@ -820,8 +820,12 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         defer { roundKeys = nil }
         var lost = false
         do {
-            return try wrap(writing: true) { try connection.saveTransaction(body, ended: { lost = $0 == .lost }) }
+            let result = try wrap(writing: true) { try connection.saveTransaction(body, ended: { lost = $0 == .lost }) }
+            removeUnreferencedExternalFiles()
+            return result
         } catch {
+            // The round's writes did not all stay: the files may still be referred to.
+            externalFilesToRemove = []
             // A lost transaction loses the metadata the save wrote too: the next save writes it again.
             writtenMetadataGeneration = metadataGeneration
             if lost, let keys = roundKeys, !keys.isEmpty {
@@ -974,6 +978,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var derived: [DerivedValue] = []
         let (currentMetadata, generation) = metadataWithGeneration
         var writtenGeneration: Int?
+        var unreferencedFiles: [String] = []
         // The only store of a save that only inserts undoes a failed write by rolling its whole round back
         // (the round's keys are then taken again by `performSaveTransaction`): no savepoint, two statements
         // fewer per save. Such a write fails on SQLite errors (most of which lose the transaction anyway),
@@ -997,11 +1002,13 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                         let position = deleteOrder?[index] ?? index
                         let (id, version) = deleted[position]
                         guard let pk = writer.keys.primaryKey(of: id, in: self), let mapping = writer.mapping(for: id.entity, in: schema) else { continue }
+                        let files = try referencedFiles(of: pk, mapping, columns: mapping.externalStorageColumns, connection)
                         let statement = try connection.statement(mapping.deleteSQL)
                         try statement.bind(integer: pk, at: 1)
                         try statement.bind(integer: version, at: 2)
                         while try statement.step() {}
                         if connection.changes == 0 { conflicts.append((position, id, version)); continue }
+                        writer.unreferencedFiles += files
                         try deleteJoinRows(of: pk, mapping, connection)
                     }
                     // Updates before inserts: a unique value an update frees can be taken by an insert.
@@ -1041,9 +1048,13 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                         try Self.writeMetadata(currentMetadata, connection)
                         writtenGeneration = generation
                     }
+                    unreferencedFiles = writer.unreferencedFiles
                 }
             }
             if let writtenGeneration { writtenMetadataGeneration = writtenGeneration }
+            externalFilesToRemove += unreferencedFiles
+            // Outside a save round the transaction has committed; in one, the round's end decides.
+            if !connection.isInSaveRound { removeUnreferencedExternalFiles() }
         } catch {
             if rollsBackRound { connection.abandonSaveRound(error) }
             // A row changed since it was read (found by the write when `checkSave` left it to the write):
@@ -1096,6 +1107,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var updateColumns: EntityMapping.ColumnSet?
         var updateSQL = ""
         var keys = PrimaryKeyReader()
+        /// Files in `_EXTERNAL_DATA` that deleted rows or replaced values referred to.
+        var unreferencedFiles: [String] = []
 
         mutating func mapping(for entity: NSEntityDescription, in schema: StoreSchema) -> EntityMapping? {
             if entity === self.entity, let mapping { return mapping }
@@ -1171,12 +1184,42 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let sql = expectedVersion == .max
             ? writer.updateSQL.replacingOccurrences(of: "SET Z_OPT = Z_OPT + 1", with: "SET Z_OPT = -9223372036854775807 - 1")
             : writer.updateSQL
+        // The files the externally storable columns about to be written refer to: written, they hold the
+        // new value (in the column), and nothing refers to the old files any more.
+        let files = mapping.externalStorageColumns.isEmpty ? []
+            : try referencedFiles(of: pk, mapping, columns: mapping.externalStorageColumns.filter(columns.contains), connection)
         let statement = try connection.statement(sql)
         let next = try bindColumnValues(row, writer.columns, columns, to: statement, from: 1)
         try statement.bind(integer: pk, at: next)
         try statement.bind(integer: expectedVersion, at: next + 1)
         while try statement.step() {}
-        return connection.changes == 1
+        guard connection.changes == 1 else { return false }
+        writer.unreferencedFiles += files
+        return true
+    }
+
+    // MARK: Externally stored files
+
+    /// Files in `_EXTERNAL_DATA` that committed saves no longer refer to, removed once their save is known
+    /// to be in the file (a save rolled back still refers to them).
+    private var externalFilesToRemove: [String] = []
+
+    /// The names of the files the row `pk`'s `columns` (positions in the mapping's written columns) refer
+    /// to. A file made before store format 2 has no markers: nothing there refers to a file.
+    private func referencedFiles(of pk: Int64, _ mapping: EntityMapping, columns: [Int], _ connection: SQLiteConnection) throws -> [String] {
+        guard !columns.isEmpty, !legacyLayout else { return [] }
+        let names = columns.map { mapping.writtenColumns[$0].column }
+        let sql = "SELECT \(names.joined(separator: ", ")) FROM \(mapping.table.name) WHERE Z_PK = ?"
+        return try connection.query(sql, [.integer(pk)]) { row in
+            (0..<names.count).compactMap { ExternalStorage.fileName(of: row.value(Int32($0))) }
+        }.first ?? []
+    }
+
+    private func removeUnreferencedExternalFiles() {
+        guard !externalFilesToRemove.isEmpty else { return }
+        defer { externalFilesToRemove = [] }
+        guard let folder = externalDataFolder else { return }
+        for name in externalFilesToRemove { try? FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
     }
 
     /// Binds the values of a row's written columns (``EntityMapping/writtenColumns``, those in `set`), in

@@ -191,6 +191,12 @@ final class EntityMapping {
     /// `DELETE` of a row with the version it must have: made once, not per deleted row.
     lazy var deleteSQL: String = "DELETE FROM \(table.name) WHERE Z_PK = ? AND Z_OPT = ?"
 
+    /// The positions in ``writtenColumns`` of attributes that allow external storage: their columns may
+    /// name a file in `_EXTERNAL_DATA`, which a delete or a new value leaves unreferenced.
+    lazy var externalStorageColumns: [Int] = writtenColumns.indices.filter {
+        writtenColumns[$0].elementPath == nil && writtenColumns[$0].attribute?.allowsExternalBinaryDataStorage == true
+    }
+
     /// Some of ``writtenColumns``, by index: a bit per column (entities with more than 64 written
     /// columns always write all of them).
     struct ColumnSet: Hashable {

@@ -269,6 +269,13 @@ enum ExternalStorage {
         return bytes
     }
 
+    /// The name of the file a column refers to (marker 2), if it does.
+    static func fileName(of column: SQLValue) -> String? {
+        guard case .blob(let data) = column, data.first == fileMarker else { return nil }
+        let name = String(decoding: data.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
+        return name.isEmpty || name.contains("/") || name == ".." ? nil : name
+    }
+
     /// The value a column holds: the bytes after the marker, or the file it names (nil when the file is
     /// missing). A column without a marker (written by other code) is taken as it is.
     static func value(of column: Data, in folder: @autoclosure () -> URL?) -> Data? {
