@@ -16,15 +16,33 @@ extension NSManagedObjectContext {
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
         assertQueue()
         let entity = resolveEntity(of: request)
-        switch request.resultType {
-        case .dictionaryResultType:
-            return results(try dictionaryResults(request, entity: entity), as: T.self, entity: entity)
-        case .countResultType:
-            return [cast(NSNumber(value: try count(for: request)), to: T.self, entity: entity)]
-        case .managedObjectIDResultType:
-            return results(try fetchObjectIDs(request, entity: entity), as: T.self, entity: entity)
-        default:
-            return results(try fetchObjects(request, entity: entity), as: T.self, entity: entity)
+        return try reportingEvaluationFailures {
+            switch request.resultType {
+            case .dictionaryResultType:
+                return results(try dictionaryResults(request, entity: entity), as: T.self, entity: entity)
+            case .countResultType:
+                return [cast(NSNumber(value: try count(for: request)), to: T.self, entity: entity)]
+            case .managedObjectIDResultType:
+                return results(try fetchObjectIDs(request, entity: entity), as: T.self, entity: entity)
+            default:
+                return results(try fetchObjects(request, entity: entity), as: T.self, entity: entity)
+            }
+        }
+    }
+
+    /// A predicate or sort that fails while evaluated in memory (the in-memory store, the context's
+    /// unsaved objects, a merge of several stores' rows) fails the fetch with `NSCoreDataError` (134060),
+    /// the evaluation's reason as its description and the `PredicateEvaluationError` underneath, as the
+    /// SQLite store reports what it cannot translate; Apple's stores raise the exception instead.
+    private func reportingEvaluationFailures<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let failure as PredicateEvaluationError {
+            throw coreDataError(NSCoreDataError, [
+                NSLocalizedDescriptionKey: failure.message,
+                NSUnderlyingErrorKey: failure,
+                "NSExceptionName": failure.code == .unknownKey ? "NSUnknownKeyException" : "NSInvalidArgumentException",
+            ])
         }
     }
 
@@ -45,12 +63,14 @@ extension NSManagedObjectContext {
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
         assertQueue()
         let entity = resolveEntity(of: request)
-        if request.resultType == .dictionaryResultType { return try dictionaryResults(request, entity: entity).count }
-        if request.includesPendingChanges { processPendingChanges() }
-        if !request.includesPendingChanges || !hasPendingChanges(for: entity, request.includesSubentities) {
-            return try persistentStoreCoordinator?.countRows(plan(for: request, entity: entity, pushLimits: true)) ?? 0
+        return try reportingEvaluationFailures {
+            if request.resultType == .dictionaryResultType { return try dictionaryResults(request, entity: entity).count }
+            if request.includesPendingChanges { processPendingChanges() }
+            if !request.includesPendingChanges || !hasPendingChanges(for: entity, request.includesSubentities) {
+                return try persistentStoreCoordinator?.countRows(plan(for: request, entity: entity, pushLimits: true)) ?? 0
+            }
+            return try fetchObjectIDs(request, entity: entity).count
         }
-        return try fetchObjectIDs(request, entity: entity).count
     }
 
     private func cast<T>(_ value: Any, to type: T.Type, entity: NSEntityDescription) -> T {
