@@ -28,7 +28,13 @@ public final class Console: @unchecked Sendable {
         if capturing {
             lock.withLock { capturedError += line + "\n" }
         } else {
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            // Not `write(_:)`, which traps when the write fails: with SIGPIPE ignored, a closed stderr
+            // is an error here, and ends the tool as a closed stdout does.
+            do {
+                try FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8))
+            } catch {
+                CDTool.end(status: 141)
+            }
         }
     }
 
@@ -72,6 +78,10 @@ public struct CDTool: ParsableCommand {
     private static func handleSignals() {
         signal(SIGPIPE, SIG_IGN)
         for number in [SIGINT, SIGTERM, SIGHUP] {
+            // A signal the tool was started with ignored (`nohup`, a background job of a script) stays
+            // ignored: the source would install a handler of its own.
+            var current = sigaction()
+            if sigaction(number, nil, &current) == 0, unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { end(status: 128 + number) }

@@ -430,6 +430,23 @@ struct StoreCopyCleanupTests {
         #expect(left.isEmpty, "\(left)")
     }
 
+    /// An error written to a closed stderr ends the tool as a closed stdout does (status 141): with SIGPIPE
+    /// ignored, `FileHandle.write(_:)` trapped on the failed write.
+    @Test func anErrorWrittenToAClosedPipeEndsTheToolQuietly() throws {
+        let tool = try #require(Self.tool, "cdtool is built with the tests (swift build --build-tests)")
+        let process = Process()
+        process.executableURL = tool
+        process.arguments = ["store", "dump", "/nonexistent/store.sqlite"]
+        // A pipe whose reading end is closed before the tool starts: its first write fails, every time.
+        let pipe = Pipe()
+        process.standardError = pipe.fileHandleForWriting
+        try pipe.fileHandleForReading.close()
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 141)
+    }
+
     /// A copy whose process no longer exists (killed, or stopped by a trap) is removed by the next run.
     @Test func copiesOfEndedProcessesAreRemoved() throws {
         guard let stores = Fixtures.stores else { return }
