@@ -103,7 +103,7 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 }
             }
             if let newSchema {
-                try applyPragmas()
+                // The given pragmas too, in the order a new file needs (see `create`).
                 try create(connection, newSchema)
             } else {
                 // After the checks: a refused file (not a store, another model) keeps its journal mode.
@@ -145,13 +145,16 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func create(_ connection: SQLiteConnection, _ schema: StoreSchema) throws {
-        // Page size and auto-vacuum must be set before the first table; NSSQLitePragmasOption's values for
-        // them (applied just before) are kept.
+        // Page size and auto-vacuum (NSSQLitePragmasOption's or the defaults) before anything that writes
+        // the file's first page: the first table, or a switch to WAL, after which the page size is fixed.
+        // The journal mode once the tables are in.
         let given = try pragmas
-        var defaults: [String] = []
-        if given["page_size"] == nil { defaults.append("PRAGMA page_size = 4096") }
-        if given["auto_vacuum"] == nil { defaults.append("PRAGMA auto_vacuum = INCREMENTAL") }
-        if !defaults.isEmpty { try connection.execute(defaults.joined(separator: "; ")) }
+        var first = ["PRAGMA page_size = \(given["page_size"] ?? "4096")", "PRAGMA auto_vacuum = \(given["auto_vacuum"] ?? "INCREMENTAL")"]
+        for (name, value) in given.sorted(by: { $0.key < $1.key }) where !["page_size", "auto_vacuum", "journal_mode"].contains(name) {
+            first.append("PRAGMA \(name) = \(value)")
+        }
+        try connection.execute(first.joined(separator: "; "))
+        let journalMode = "PRAGMA journal_mode = \(given["journal_mode"] ?? "WAL")"
         let autoVacuum = try connection.query("PRAGMA auto_vacuum", [], { $0.int64(0) }).first ?? 2
         var metadata = freshMetadata()
         metadata["NSStoreModelVersionHashesDigest"] = model.versionHashesDigest
@@ -175,10 +178,14 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             try Self.writeMetadata(metadata, connection)
             return true
         }
-        guard made else { return try openExisting(connection) }
+        guard made else {
+            try openExisting(connection)
+            if given["journal_mode"] != nil { try connection.execute(journalMode) }
+            return
+        }
         // WAL (Core Data's default) once the schema is in: set before it, a kill in between left a file
         // of no tables.
-        if try pragmas["journal_mode"] == nil { try connection.execute("PRAGMA journal_mode = WAL") }
+        try connection.execute(journalMode)
         self.metadata = metadata
         writtenMetadataGeneration = metadataGeneration
         self.schema = schema

@@ -269,11 +269,12 @@ enum ExternalStorage {
         return bytes
     }
 
-    /// The name of the file a column refers to (marker 2), if it does.
+    /// The name of the file a column refers to (marker 2), if it does and the name is one Core Data
+    /// writes, a UUID: the files named are removed, and a damaged column naming `.` would name the folder.
     static func fileName(of column: SQLValue) -> String? {
         guard case .blob(let data) = column, data.first == fileMarker else { return nil }
         let name = String(decoding: data.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
-        return name.isEmpty || name.contains("/") || name == ".." ? nil : name
+        return UUID(uuidString: name) == nil ? nil : name
     }
 
     /// The value a column holds: the bytes after the marker, or the file it names (nil when the file is

@@ -73,6 +73,23 @@ import Testing
         }
     }
 
+    /// Only names Core Data writes (UUIDs) are removed: a damaged column naming `.` leaves the folder and
+    /// the other rows' files alone.
+    @Test func aColumnNamingTheFolderRemovesNothing() throws {
+        let folder = TemporaryFolder()
+        defer { withExtendedLifetime(folder) {} }
+        let url = folder.file()
+        let files = try storeWithFiles(url, count: 2)
+        try RawSQL.execute(url, "UPDATE ZBADGE SET ZPHOTO = X'022E00' WHERE ZNUMBER = 1")
+        let stack = try SQLiteStack(model: model(), url: url)
+        try withExtendedLifetime(stack.context) {
+            stack.context.delete(try badge(1, in: stack))
+            try stack.context.save()
+        }
+        #expect(FileManager.default.fileExists(atPath: files[1].path))
+        #expect(FileManager.default.fileExists(atPath: files[1].deletingLastPathComponent().path))
+    }
+
     @Test func aSaveThatFailsKeepsTheFiles() throws {
         let folder = TemporaryFolder()
         defer { withExtendedLifetime(folder) {} }

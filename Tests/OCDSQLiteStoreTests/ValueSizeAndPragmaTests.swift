@@ -52,6 +52,18 @@ import Testing
         #expect(try RawSQL.rows(url, "PRAGMA page_size").first?["page_size"] as? Int64 == 8192)
         #expect(try RawSQL.rows(url, "PRAGMA auto_vacuum").first?["auto_vacuum"] as? Int64 == 0)
 
+        // With a journal mode given as well: switching an empty file to WAL writes its first page, after
+        // which its page size is fixed, so the page size goes first.
+        let wal = folder.file("WAL.sqlite")
+        let walStack = try SQLiteStack(model: TestModel.make(), url: wal,
+                                       options: [NSSQLitePragmasOption: ["journal_mode": "WAL", "page_size": "16384"]])
+        try withExtendedLifetime(walStack.context) {
+            walStack.insert("Company", ["name": "A"])
+            try walStack.context.save()
+        }
+        #expect(try RawSQL.rows(wal, "PRAGMA page_size").first?["page_size"] as? Int64 == 16384)
+        #expect(try RawSQL.rows(wal, "PRAGMA journal_mode").first?["journal_mode"] as? String == "wal")
+
         let defaults = folder.file("Defaults.sqlite")
         let plain = try SQLiteStack(model: TestModel.make(), url: defaults)
         withExtendedLifetime(plain.context) {
