@@ -18,7 +18,7 @@ import Testing
         let second: NSPersistentStore
         let secondURL: URL
 
-        init(firstType: String, folder: TemporaryFolder) throws {
+        init(firstType: String, folder: TemporaryFolder, alphaPhoto: Bool = false) throws {
             func entity(_ name: String) -> NSEntityDescription {
                 let entity = NSEntityDescription()
                 entity.name = name
@@ -30,6 +30,13 @@ import Testing
                 return entity
             }
             let alpha = entity("Alpha"), beta = entity("Beta")
+            if alphaPhoto {
+                let photo = NSAttributeDescription()
+                photo.name = "photo"
+                photo.attributeType = .binaryDataAttributeType
+                photo.allowsExternalBinaryDataStorage = true
+                alpha.properties.append(photo)
+            }
             let model = NSManagedObjectModel()
             model.entities = [alpha, beta]
             model.setEntities([alpha], forConfigurationName: "A")
@@ -92,6 +99,42 @@ import Testing
         try stores.context.save()
         #expect(try stores.stored("Alpha") == ["Acme", "Seed 2"])
         #expect(try stores.stored("Beta") == ["Globex", "Old"])
+    }
+
+    /// A file in `_EXTERNAL_DATA` whose row the first store deleted stays while the save fails in the
+    /// second store (the first store's delete is undone with the round), and goes once the save succeeds.
+    @Test func externallyStoredFilesStayWhileASaveAcrossStoresFails() throws {
+        let folder = TemporaryFolder()
+        defer { withExtendedLifetime(folder) {} }
+        let stores = try TwoStores(firstType: NSSQLiteStoreType, folder: folder, alphaPhoto: true)
+        let doomed = stores.insert("Alpha", "Doomed")
+        stores.insert("Beta", "Old")
+        try stores.context.save()
+        let name = UUID().uuidString
+        let external = folder.file(".A_SUPPORT/_EXTERNAL_DATA")
+        try FileManager.default.createDirectory(at: external, withIntermediateDirectories: true)
+        try Data([1, 2, 3]).write(to: external.appendingPathComponent(name))
+        try RawSQL.execute(folder.file("A.sqlite"), "UPDATE ZALPHA SET ZPHOTO = X'02\(Data(name.utf8).map { String(format: "%02X", $0) }.joined())00'")
+
+        try stores.refuseBetas(true)
+        stores.context.delete(doomed)
+        stores.insert("Beta", "Globex")
+        #expect(throws: (any Error).self) { try stores.context.save() }
+        #expect(try stores.stored("Alpha") == ["Doomed"])
+        #expect(FileManager.default.fileExists(atPath: external.appendingPathComponent(name).path))
+
+        // The failed save's delete is given up: a later save of something else keeps the file, which the
+        // row still refers to.
+        stores.context.rollback()
+        try stores.refuseBetas(false)
+        stores.insert("Alpha", "Other")
+        try stores.context.save()
+        #expect(FileManager.default.fileExists(atPath: external.appendingPathComponent(name).path))
+
+        stores.context.delete(doomed)
+        try stores.context.save()
+        #expect(try stores.stored("Alpha") == ["Other"])
+        #expect(!FileManager.default.fileExists(atPath: external.appendingPathComponent(name).path))
     }
 
     /// Each store's results go back to its own objects (D30, by position): several updated objects in
