@@ -37,10 +37,12 @@ public struct ManagedObjectMacro: MemberMacro {
         // properties with its own key paths. `Self.self` passed to a generic function gives that class
         // (a key path written `\Self.name` does not: the runtime cannot resolve it).
         let isFinal = classDecl.modifiers.contains(where: { $0.name.tokenKind == .keyword(.final) })
-        let root = isFinal ? className : "ManagedSelf"
+        // The generic parameter's name must not be the class's (a class named ManagedSelf).
+        let parameter = className == "ManagedSelf" ? "ManagedSelf_" : "ManagedSelf"
+        let root = isFinal ? className : parameter
         var lines = KeyTableEntries(className: className, keyPathRoot: root).lines(for: classDecl.memberBlock.members)
         if !isFinal && !lines.isEmpty {
-            lines = ["func entries<ManagedSelf: \(className)>(_: ManagedSelf.Type) {"] + lines.map { "    " + $0 }
+            lines = ["func entries<\(parameter): \(className)>(_: \(parameter).Type) {"] + lines.map { "    " + $0 }
                 + ["}", "entries(Self.self)"]
         }
         let access = switch classDecl.modifiers.accessLevel {

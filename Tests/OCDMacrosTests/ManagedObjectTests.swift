@@ -476,6 +476,33 @@ struct ManagedObjectTests {
         )
     }
 
+    /// A class named like the generic parameter gets another parameter name.
+    @Test func aClassNamedManagedSelfGetsAnotherParameterName() {
+        assertExpansion(
+            """
+            @ManagedObject
+            class ManagedSelf: NSManagedObject {
+                @Managed var name: String?
+            }
+            """,
+            expandsTo: """
+                class ManagedSelf: NSManagedObject {
+                    @Managed var name: String?
+
+                    override class var managedKeyTable: ManagedKeyTable {
+                        var table = super.managedKeyTable
+                        func entries<ManagedSelf_: ManagedSelf>(_: ManagedSelf_.Type) {
+                            table.managed(\\ManagedSelf_.name, key: "name")
+                        }
+                        entries(Self.self)
+                        return table
+                    }
+                }
+                """,
+            macros: managedObjectOnly
+        )
+    }
+
     /// A nested class is named as written: inside its body the bare name is the class itself. Both macros
     /// expand, as in a real class.
     @Test func aNestedClassIsNamedAsWritten() {
