@@ -151,5 +151,11 @@ struct FoundationPredicateBridgeTests {
         #expect(throws: PredicateConversionError.self) {
             try NSPredicate(converting: #Predicate<BridgeUnnamed> { $0.x > limits.minimumPages })
         }
+        // And it is never evaluated: here that would overflow, stopping the process, before the unnamed
+        // key path's read failed.
+        let largest = Int.max
+        #expect(throws: PredicateConversionError.self) {
+            try NSPredicate(converting: #Predicate<BridgeUnnamed> { largest + 1 == $0.x })
+        }
     }
 }

@@ -56,12 +56,22 @@ struct PredicateConversion {
             failure = error
         }
         // A part that does not read the input (`settings.minimumAge`, `limits.count` of captured values)
-        // is a constant, as Apple's conversion evaluates it.
-        if let expression = node as? any PredicateExpression, let value = try? Self.evaluateConstant(expression),
-           let constant = try? Self.constantValue(value) {
+        // is a constant, as Apple's conversion evaluates it. Only such a part is evaluated: evaluating one
+        // that reads the input would run captured code (which may trap) before the input's read fails.
+        if let expression = node as? any PredicateExpression, !Self.readsInput(expression),
+           let value = try? Self.evaluateConstant(expression), let constant = try? Self.constantValue(value) {
             return .expression(NSExpression(forConstantValue: constant))
         }
         throw failure
+    }
+
+    /// Whether `node` or a node under it is a variable (the input, or a closure's parameter).
+    static func readsInput(_ node: Any) -> Bool {
+        if node is any PredicateVariableNode { return true }
+        // Only children that are expressions: a captured value (a large array) is not walked.
+        return Mirror(reflecting: node).children.contains { child in
+            child.value is any PredicateExpression && readsInput(child.value)
+        }
     }
 
     private static func evaluateConstant<E: PredicateExpression>(_ expression: E) throws -> Any {
@@ -80,6 +90,9 @@ struct PredicateConversion {
         case let range as any ClosedRangeBounds: return [try constantValue(range.bounds.lower), try constantValue(range.bounds.upper)]
         case is any RangeComparisons:
             throw PredicateConversionError(reason: "a range other than a...b as a value (only contains(_:) of one converts)")
+        // An array of plain values (a captured list of IDs for `ids.contains($0.id)`) as it is; others
+        // element by element.
+        case is any PlainConstantArray: return value
         case let array as [Any]: return try array.map { try constantValue($0) ?? NSNull() }
         default:
             // Sets, dictionaries and other values are constants as they are.
@@ -182,6 +195,29 @@ extension PredicateExpressions.Value: ConvertibleToNSPredicate {
         .expression(NSExpression(forConstantValue: try PredicateConversion.constantValue(value)))
     }
 }
+
+/// `PredicateExpressions.Variable`, whatever its output type.
+protocol PredicateVariableNode {}
+
+extension PredicateExpressions.Variable: PredicateVariableNode {}
+
+/// Values an NSPredicate constant takes as they are.
+protocol PlainConstant {}
+extension String: PlainConstant {}
+extension Int: PlainConstant {}
+extension Int64: PlainConstant {}
+extension Int32: PlainConstant {}
+extension Int16: PlainConstant {}
+extension Double: PlainConstant {}
+extension Bool: PlainConstant {}
+extension UUID: PlainConstant {}
+extension Date: PlainConstant {}
+extension Data: PlainConstant {}
+extension Decimal: PlainConstant {}
+
+/// An array of ``PlainConstant``s.
+protocol PlainConstantArray {}
+extension Array: PlainConstantArray where Element: PlainConstant {}
 
 /// A closed range's bounds, whatever its bound type.
 protocol ClosedRangeBounds {
