@@ -115,7 +115,7 @@ struct CompileCommand: ParsableCommand {
     @Argument(help: "The model source: an .xcdatamodeld folder or an .xcdatamodel folder.")
     var source: String
 
-    @Option(name: .shortAndLong, help: "The .momd folder to write (replaced if it exists).")
+    @Option(name: .shortAndLong, help: "The folder to write, named <name>.momd (an existing one is replaced only if it holds a compiled model).")
     var output: String
 
     func run() throws {

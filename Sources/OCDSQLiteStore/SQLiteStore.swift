@@ -1345,7 +1345,9 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw Self.error(failure, writing: writing)
         } catch let failure as SQLiteStoreError {
             switch failure {
-            case .unsupportedPredicate(let text): throw Self.error(NSCoreDataErrorCode, text, underlying: failure)
+            case .unsupportedPredicate(let text):
+                // As `PredicateSQL` reports it for fetches and counts: Apple raises this exception.
+                throw Self.error(NSCoreDataErrorCode, text, underlying: failure, extra: ["NSExceptionName": "NSInvalidArgumentException"])
             case .unencodable(let text): throw Self.error(NSValidationErrorCode, text, underlying: failure)
             }
         }

@@ -556,6 +556,30 @@ import class OCDPredicate.NSSortDescriptor
         #expect(message.contains(reason), "\(predicate): \(message)")
     }
 
+    /// A dictionary fetch the store cannot translate fails as an object fetch does: 134060, with the
+    /// exception Apple raises named under `NSExceptionName` (dictionary fetches left it out).
+    @Test func dictionaryFetchesTheStoreCannotRunNameTheException() throws {
+        let folder = TemporaryFolder()
+        let stack = try SQLiteStack(model: TestModel.make(), url: folder.file())
+        try withExtendedLifetime(stack.context) {
+            stack.insert("Employee", ["name": "Ada"])
+            try stack.context.save()
+            for predicate in [NSPredicate(format: "ANY name == 'Ada'"), NSPredicate(format: "name == $NAME")] {
+                let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+                request.resultType = .dictionaryResultType
+                request.propertiesToFetch = ["name"]
+                request.predicate = predicate
+                #expect {
+                    try stack.context.fetch(request)
+                } throws: { error in
+                    let error = error as NSError
+                    return error.code == 134060 && error.userInfo["NSExceptionName"] as? String == "NSInvalidArgumentException"
+                }
+            }
+        }
+        withExtendedLifetime(folder) {}
+    }
+
     @Test func sortsTheStoreCannotRunFailWithCoreDataError() throws {
         let cases: [(String, NSSortDescriptor, String)] = [
             ("Department", NSSortDescriptor(key: "employees", ascending: true), "to-many key not allowed here"),

@@ -127,8 +127,9 @@ public class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
 
     // MARK: Secure evaluation
 
-    /// Enables evaluation of a predicate that came from an untrusted archive. Predicates made in code or
-    /// from format strings are always evaluable; decoded ones are not until this is called (as Apple's).
+    /// Enables evaluation of a predicate whose evaluation was blocked. On Apple platforms that is a predicate
+    /// decoded from an archive; predicates here are not archived (no `NSSecureCoding`), so every predicate
+    /// is evaluable and this is kept for source compatibility.
     public func allowEvaluation() {
         evaluationBlocked.store(false, ordering: .relaxed)
         forEachChild(expressions: { $0.allowEvaluation() }, predicates: { $0.allowEvaluation() })
