@@ -5,7 +5,9 @@ import Foundation
 
 /// What an observation reports.
 public struct NSKeyValueObservingOptions: OptionSet, Sendable {
+    /// Foundation's values.
     public let rawValue: UInt
+    /// The options of `rawValue`.
     public init(rawValue: UInt) { self.rawValue = rawValue }
     /// Report the new value.
     public static let new = NSKeyValueObservingOptions(rawValue: 0x01)
@@ -19,23 +21,33 @@ public struct NSKeyValueObservingOptions: OptionSet, Sendable {
 
 /// The kind of a change.
 public enum NSKeyValueChange: UInt, Sendable {
+    /// The value was set (an attribute, a to-one, or a to-many as a whole).
     case setting = 1
+    /// Objects were inserted into a to-many relationship.
     case insertion = 2
+    /// Objects were removed from a to-many relationship.
     case removal = 3
+    /// Objects of a to-many relationship were replaced by others.
     case replacement = 4
 }
 
 /// How a to-many relationship is being mutated (`willChangeValue(forKey:withSetMutation:using:)`).
 public enum NSKeyValueSetMutationKind: UInt, Sendable {
+    /// The objects given are added (an insertion).
     case union = 1
+    /// The objects given are removed (a removal).
     case minus = 2
+    /// Only the objects given are kept: the others are removed (a removal).
     case intersect = 3
+    /// The objects given become the members (a replacement).
     case set = 4
 }
 
 /// One change, as a closure observer receives it.
 public struct NSKeyValueObservedChange<Value> {
+    /// Foundation's name for the change kinds.
     public typealias Kind = NSKeyValueChange
+    /// What kind of change it is.
     public let kind: Kind
     /// The new value (`.new`); for an insertion into a to-many relationship, the inserted objects.
     public let newValue: Value?

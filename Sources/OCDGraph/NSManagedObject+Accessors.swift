@@ -129,10 +129,12 @@ extension NSManagedObject {
         mutateToMany(key, mutation: .union, objects: Array(objects)) { current, added in current + added }
     }
 
+    /// Adds the managed objects of `objects` (the generated `addTo…(_: NSSet)`); stops on another element.
     public func managedAdd(_ objects: NSSet, forKey key: String) {
         managedAdd(Self.objects(in: objects.allObjects, key: key), forKey: key)
     }
 
+    /// Adds the managed objects of `objects`, in their order for an ordered relationship.
     public func managedAdd(_ objects: NSOrderedSet, forKey key: String) {
         managedAdd(Self.objects(in: objects.array, key: key), forKey: key)
     }
@@ -151,10 +153,12 @@ extension NSManagedObject {
         }
     }
 
+    /// Removes the managed objects of `objects` (the generated `removeFrom…(_: NSSet)`).
     public func managedRemove(_ objects: NSSet, forKey key: String) {
         managedRemove(Self.objects(in: objects.allObjects, key: key), forKey: key)
     }
 
+    /// Removes the managed objects of `objects`.
     public func managedRemove(_ objects: NSOrderedSet, forKey key: String) {
         managedRemove(Self.objects(in: objects.array, key: key), forKey: key)
     }
@@ -380,22 +384,36 @@ public class ManagedRelationshipProxy {
 /// The proxy `mutableSetValue(forKey:)` returns: `NSMutableSet`'s methods over a to-many relationship.
 public final class ManagedMutableSet: ManagedRelationshipProxy, Sequence {
 
+    /// The number of members.
     public var count: Int { members.count }
+    /// The members, in no particular order.
     public var allObjects: [Any] { members }
     /// The members as a Swift set.
     public var set: Set<NSManagedObject> { Set(members) }
+    /// Whether `object` is a member (by identity).
     public func contains(_ object: Any) -> Bool { members.contains { $0 === object as AnyObject } }
+    /// `object` if it is a member, else nil.
     public func member(_ object: Any) -> Any? { contains(object) ? object : nil }
+    /// One of the members, or nil when there are none.
     public func anyObject() -> Any? { members.first }
+    /// Iterates the members.
     public func makeIterator() -> IndexingIterator<[NSManagedObject]> { members.makeIterator() }
 
+    /// Adds `element` to the relationship (a managed object; anything else stops), updating its inverse.
     public func add(_ element: Any) { object.managedAdd([Self.managed(element, key)], forKey: key) }
+    /// Removes `element` from the relationship.
     public func remove(_ element: Any) { object.managedRemove([Self.managed(element, key)], forKey: key) }
+    /// Adds the objects of `array`.
     public func addObjects(from array: [Any]) { object.managedAdd(array.map { Self.managed($0, key) }, forKey: key) }
+    /// Adds the objects of `other` (a union set mutation).
     public func union(_ other: Set<AnyHashable>) { addObjects(from: other.map(\.base)) }
+    /// Adds the objects of `other`.
     public func union(_ other: NSSet) { object.managedAdd(other, forKey: key) }
+    /// Removes the objects of `other` (a minus set mutation).
     public func minus(_ other: Set<AnyHashable>) { object.managedRemove(other.map { Self.managed($0.base, key) }, forKey: key) }
+    /// Removes the objects of `other`.
     public func minus(_ other: NSSet) { object.managedRemove(other, forKey: key) }
+    /// Keeps only the members in `other` (an intersect set mutation naming the objects kept).
     public func intersect(_ other: Set<AnyHashable>) {
         let keep = Set(other.compactMap { ($0.base as? NSManagedObject).map(ObjectIdentifier.init) })
         guard members.contains(where: { !keep.contains(ObjectIdentifier($0)) }) else { return }
@@ -404,7 +422,9 @@ public final class ManagedMutableSet: ManagedRelationshipProxy, Sequence {
         object.setPrimitiveValue(members.filter { keep.contains(ObjectIdentifier($0)) }, forKey: key)
         object.didChangeValue(forKey: key, withSetMutation: .intersect, using: other)
     }
+    /// Removes every member.
     public func removeAllObjects() { intersect([]) }
+    /// Makes `other` the members (a set mutation reporting the members replaced and added).
     public func setSet(_ other: Set<AnyHashable>) {
         let objects = other.map { Self.managed($0.base, key) }
         object.mutateToMany(key, mutation: .set, objects: objects) { _, new in new }
@@ -423,29 +443,46 @@ public final class ManagedMutableSet: ManagedRelationshipProxy, Sequence {
 public final class ManagedMutableOrderedSet: ManagedRelationshipProxy, Sequence {
 
     public var count: Int { members.count }
+    /// The members in order.
     public var array: [Any] { members }
+    /// The first member, or nil.
     public var firstObject: Any? { members.first }
+    /// The last member, or nil.
     public var lastObject: Any? { members.last }
+    /// The member at `index` (out of range stops).
     public func object(at index: Int) -> Any { members[index] }
+    /// The member at `index`.
     public subscript(index: Int) -> Any { members[index] }
+    /// The index of `element`, or `NSNotFound`.
     public func index(of element: Any) -> Int { members.firstIndex { $0 === element as AnyObject } ?? NSNotFound }
+    /// Whether `element` is a member.
     public func contains(_ element: Any) -> Bool { index(of: element) != NSNotFound }
+    /// Iterates the members in order.
     public func makeIterator() -> IndexingIterator<[NSManagedObject]> { members.makeIterator() }
 
+    /// Appends `element` (a managed object) unless it is a member.
     public func add(_ element: Any) { object.managedAdd([ManagedMutableSet.managed(element, key)], forKey: key) }
+    /// Appends the objects of `array` that are not members.
     public func addObjects(from array: [Any]) { object.managedAdd(array.map { ManagedMutableSet.managed($0, key) }, forKey: key) }
+    /// Inserts `element` at `index`.
     public func insert(_ element: Any, at index: Int) {
         object.managedInsert([ManagedMutableSet.managed(element, key)], at: NSIndexSet(index: index), forKey: key)
     }
+    /// Inserts `elements` at `indexes`.
     public func insert(_ elements: [Any], at indexes: IndexSet) {
         object.managedInsert(elements.map { ManagedMutableSet.managed($0, key) }, at: NSIndexSet(indexSet: indexes), forKey: key)
     }
+    /// Removes `element`.
     public func remove(_ element: Any) { object.managedRemove([ManagedMutableSet.managed(element, key)], forKey: key) }
+    /// Removes the member at `index`.
     public func removeObject(at index: Int) { object.managedRemove(at: NSIndexSet(index: index), forKey: key) }
+    /// Removes the members at `indexes`.
     public func removeObjects(at indexes: IndexSet) { object.managedRemove(at: NSIndexSet(indexSet: indexes), forKey: key) }
+    /// Replaces the member at `index` with `element`.
     public func replaceObject(at index: Int, with element: Any) {
         object.managedReplace(at: NSIndexSet(index: index), with: [ManagedMutableSet.managed(element, key)], forKey: key)
     }
+    /// Removes every member.
     public func removeAllObjects() { object.managedRemove(members, forKey: key) }
     /// Moves the objects at `indexes` so that they start at `index`.
     public func moveObjects(at indexes: IndexSet, to index: Int) { object.managedMove(at: indexes, to: index, forKey: key) }

@@ -9,13 +9,21 @@ import class OCDPredicate.NSExpression
 
 /// The type of snapshot change that `awake(fromSnapshotEvents:)` reports.
 public struct NSSnapshotEventType: OptionSet, Sendable {
+    /// Apple's values (`NSSnapshotEventUndoInsertion` is 1 << 1 …).
     public let rawValue: UInt
+    /// The events of `rawValue`.
     public init(rawValue: UInt) { self.rawValue = rawValue }
+    /// An undo brought back an object whose insertion was undone.
     public static let undoInsertion = NSSnapshotEventType(rawValue: 1 << 1)
+    /// An undo brought back a deleted object.
     public static let undoDeletion = NSSnapshotEventType(rawValue: 1 << 2)
+    /// An undo restored an object's values.
     public static let undoUpdate = NSSnapshotEventType(rawValue: 1 << 3)
+    /// `rollback()` restored the object's committed values.
     public static let rollback = NSSnapshotEventType(rawValue: 1 << 4)
+    /// `refresh(_:mergeChanges:)` took the stored values.
     public static let refresh = NSSnapshotEventType(rawValue: 1 << 5)
+    /// A merge policy resolving a conflict took the stored values.
     public static let mergePolicy = NSSnapshotEventType(rawValue: 1 << 6)
 }
 

@@ -29,6 +29,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         case enqueued
     }
 
+    /// The queue the context's work runs on: the main queue or a private one, fixed at creation.
     public let concurrencyType: ConcurrencyType
     /// The coordinator the context saves through and fetches from.
     // Unchecked, as the context's other state: read on every insert and fetch, where the runtime's

@@ -52,7 +52,10 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
         super.init()
     }
 
+    /// Sets the store option `key` (`NSPersistentHistoryTrackingKey`, `NSSQLiteAnalyzeOption` …); nil
+    /// removes it.
     public func setOption(_ option: NSObject?, forKey key: String) { options[key] = option }
+    /// Sets the SQLite pragma `name` applied when the store opens (`NSSQLitePragmasOption`); nil removes it.
     public func setValue(_ value: NSObject?, forPragmaNamed name: String) { sqlitePragmas[name] = value }
 
     var storeOptions: [AnyHashable: Any] {
@@ -83,7 +86,9 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
 open class NSPersistentContainer: NSObject, @unchecked Sendable {
     /// The container's name: the default store's file name and the model's resource name.
     public let name: String
+    /// The model the container was made with, or found by its name.
     public let managedObjectModel: NSManagedObjectModel
+    /// The coordinator of the container's stores, made for ``managedObjectModel``.
     public let persistentStoreCoordinator: NSPersistentStoreCoordinator
     /// The stores `loadPersistentStores` adds. By default one SQLite store named after the container in
     /// `defaultDirectoryURL()`.

@@ -99,11 +99,16 @@ struct UserInfoTemplate: @unchecked Sendable {
 }
 
 extension NSManagedObjectContext {
-    /// The Swift names of the context's notifications.
+    /// The Swift names of the context's notifications: ObjectsDidChange, posted at the end of each event
+    /// with the objects inserted, updated, deleted, refreshed and invalidated.
     public static let didChangeObjectsNotification = Notification.Name.NSManagedObjectContextObjectsDidChange
+    /// WillSave, posted before a save runs `willSave()` on its objects.
     public static let willSaveObjectsNotification = Notification.Name.NSManagedObjectContextWillSave
+    /// DidSave, posted after a save with the objects it inserted, updated and deleted.
     public static let didSaveObjectsNotification = Notification.Name.NSManagedObjectContextDidSave
+    /// DidSaveObjectIDs, posted after a save with the IDs of those objects.
     public static let didSaveObjectIDsNotification = Notification.Name.NSManagedObjectContextDidSaveObjectIDs
+    /// DidMergeChangesObjectIDs, posted after a merge with the IDs of the objects it changed.
     public static let didMergeChangesObjectIDsNotification = Notification.Name.NSManagedObjectContextDidMergeChangesObjectIDs
 
     /// The Swift names of the notifications' userInfo keys.

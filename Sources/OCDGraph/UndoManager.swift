@@ -18,22 +18,36 @@ open class UndoManager: NSObject, @unchecked Sendable {
     /// The most groups kept (0: no limit).
     public var levelsOfUndo = 0
 
+    /// An undo manager with no actions.
     public override init() { super.init() }
 
+    /// Whether `undo()` is running its actions.
     public var isUndoing: Bool { state == .undoing }
+    /// Whether `redo()` is running its actions.
     public var isRedoing: Bool { state == .redoing }
+    /// Whether registrations are recorded (not while `disableUndoRegistration()` calls outnumber
+    /// `enableUndoRegistration()` calls).
     public var isUndoRegistrationEnabled: Bool { disableCount == 0 }
+    /// How many undo groups are open.
     public var groupingLevel: Int { openGroups.count }
+    /// Whether there is an action to undo.
     public var canUndo: Bool { !undoStack.isEmpty || openGroups.contains { !$0.actions.isEmpty } }
+    /// Whether there is an undone action to redo.
     public var canRedo: Bool { !redoStack.isEmpty }
+    /// The name of the group `undo()` would undo, or "".
     public var undoActionName: String { undoStack.last?.name ?? "" }
+    /// The name of the group `redo()` would redo, or "".
     public var redoActionName: String { redoStack.last?.name ?? "" }
 
+    /// Stops recording registrations until a matching `enableUndoRegistration()`; calls nest.
     public func disableUndoRegistration() { disableCount += 1 }
+    /// Ends one `disableUndoRegistration()`.
     public func enableUndoRegistration() { disableCount = max(0, disableCount - 1) }
 
+    /// Opens a group: the registrations until the matching `endUndoGrouping()` are undone together.
     public func beginUndoGrouping() { openGroups.append(Group()) }
 
+    /// Closes the innermost group; stops when none is open, as Apple's raises.
     public func endUndoGrouping() {
         guard let group = openGroups.popLast() else {
             fatalError("endUndoGrouping called without a matching beginUndoGrouping.")
@@ -69,6 +83,7 @@ open class UndoManager: NSObject, @unchecked Sendable {
         }
     }
 
+    /// Names the open group, or the last closed one, for `undoActionName`.
     public func setActionName(_ actionName: String) {
         if !openGroups.isEmpty { openGroups[openGroups.count - 1].name = actionName }
         else if !undoStack.isEmpty { undoStack[undoStack.count - 1].name = actionName }

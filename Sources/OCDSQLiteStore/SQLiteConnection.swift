@@ -9,9 +9,12 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public let code: Int32
     /// The extended result code.
     public let extendedCode: Int32
+    /// SQLite's message (`sqlite3_errmsg`).
     public let message: String
+    /// The statement that failed, when there was one.
     public let sql: String?
 
+    /// The codes, the message and the statement.
     public var description: String {
         var text = "SQLite error \(code) (\(extendedCode)): \(message)"
         if let sql { text += " [\(sql)]" }
@@ -37,6 +40,7 @@ public final class SQLStatementLog: @unchecked Sendable {
         measuresSQLiteTime = measuringSQLiteTime
     }
 
+    /// The statements recorded, in order.
     public var statements: [String] {
         lock.lock()
         defer { lock.unlock() }
@@ -69,6 +73,7 @@ public final class SQLStatementLog: @unchecked Sendable {
         return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
     }
 
+    /// Forgets the statements recorded so far.
     public func reset() {
         lock.lock()
         entries.removeAll()

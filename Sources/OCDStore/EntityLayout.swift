@@ -7,6 +7,7 @@ import OCDModel
 ///
 /// Layouts are built once per entity of a model in use and shared by stores and contexts.
 public final class EntityLayout: @unchecked Sendable {
+    /// The entity laid out.
     public let entity: NSEntityDescription
     /// Attributes and relationships, in slot order. Fetched properties and expression descriptions have no
     /// slot: they are not stored.
@@ -103,7 +104,9 @@ public final class EntityLayout: @unchecked Sendable {
 /// and box it when read; `String`, `Date`, `Data`, `Decimal`, `UUID`, `URL`, or the transformed object). A to-one relationship holds an `NSManagedObjectID` or nil. A to-many relationship
 /// holds `[NSManagedObjectID]` when the store knows it cheaply, or nil to mean "ask the store".
 public struct StoreRow: @unchecked Sendable {
+    /// The object the row stores.
     public let objectID: NSManagedObjectID
+    /// Its optimistic-locking version (`Z_OPT` in an SQLite file).
     public let version: Int64
     /// The values by slot (numbers possibly unboxed: see ``SlotValues``).
     public let values: SlotValues
@@ -111,6 +114,7 @@ public struct StoreRow: @unchecked Sendable {
     /// nil and say nothing about the stored object.
     public let hasValues: Bool
 
+    /// A row of `values`.
     public init(objectID: NSManagedObjectID, version: Int64, values: SlotValues, hasValues: Bool = true) {
         self.objectID = objectID
         self.version = version
@@ -123,6 +127,7 @@ public struct StoreRow: @unchecked Sendable {
         self.init(objectID: objectID, version: version, values: SlotValues(values), hasValues: hasValues)
     }
 
+    /// The layout of the row's entity, whose slots `values` follows.
     public var layout: EntityLayout { EntityLayout.of(objectID.entity) }
 
     /// The value of the property named `name`, or nil if the row has no such slot.

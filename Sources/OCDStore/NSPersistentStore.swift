@@ -42,10 +42,15 @@ public let NSPersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersisten
 extension NSPersistentStore {
     /// Store types under their Swift names (`NSPersistentStore.StoreType.sqlite`).
     public struct StoreType: RawRepresentable, Hashable, Sendable {
+        /// The type's string, as `addPersistentStore(ofType:…)` takes it.
         public let rawValue: String
+        /// The store type named `rawValue`.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// `NSInMemoryStoreType`.
         public static let inMemory = StoreType(rawValue: NSInMemoryStoreType)
+        /// `NSSQLiteStoreType`, Core Data's SQLite file format.
         public static let sqlite = StoreType(rawValue: NSSQLiteStoreType)
+        /// `NSBinaryStoreType`: declared for source compatibility; no binary store is registered.
         public static let binary = StoreType(rawValue: NSBinaryStoreType)
     }
 }
@@ -59,8 +64,11 @@ extension NSPersistentStore {
 open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The model the store serves (the coordinator's, frozen).
     public let model: NSManagedObjectModel
+    /// The model configuration whose entities the store holds ("Default" for all of them).
     public let configurationName: String
+    /// The store's file, nil for a store in memory.
     public private(set) var url: URL?
+    /// The options the store was added with.
     public let options: [AnyHashable: Any]?
     /// The store's UUID (its metadata's `NSStoreUUID`).
     public var identifier: String! {

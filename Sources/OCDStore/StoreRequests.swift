@@ -8,12 +8,17 @@ import class OCDPredicate.NSSortDescriptor
 /// the predicate compare equal to the store's rows for them through `PredicateObjectIdentity`. Pending
 /// changes of a context are the graph's business.
 public struct StoreFetchPlan: @unchecked Sendable {
+    /// The entity whose rows are fetched.
     public var entity: NSEntityDescription
+    /// Whether rows of the entity's subentities are fetched too.
     public var includesSubentities: Bool
+    /// The rows to fetch; nil for all.
     public var predicate: NSPredicate?
+    /// The order of the rows; empty for the store's own.
     public var sortDescriptors: [NSSortDescriptor]
     /// 0 means no limit.
     public var fetchLimit: Int
+    /// Rows skipped before the first returned.
     public var fetchOffset: Int
     /// Asked per matching row, when set: whether the caller will use the row's values. A row it answers
     /// false for may come back without them (``StoreRow/hasValues`` false), identifying the object and
@@ -22,6 +27,7 @@ public struct StoreFetchPlan: @unchecked Sendable {
     /// several stores drops it, since it sorts their rows by value.
     public var needsValues: ((NSManagedObjectID) -> Bool)?
 
+    /// A plan of `entity`'s rows.
     public init(entity: NSEntityDescription, includesSubentities: Bool = true, predicate: NSPredicate? = nil,
                 sortDescriptors: [NSSortDescriptor] = [], fetchLimit: Int = 0, fetchOffset: Int = 0) {
         self.entity = entity
@@ -38,13 +44,18 @@ public struct StoreFetchPlan: @unchecked Sendable {
 /// asked, groups filtered by `havingPredicate` (whose keys name result columns or grouped properties). The
 /// plan's sorts, limit and offset apply to the results.
 public struct StoreDictionaryRequest: @unchecked Sendable {
+    /// The rows, their order, limit and offset.
     public var plan: StoreFetchPlan
     /// nil: every attribute.
     public var propertiesToFetch: [Any]?
+    /// Property names or descriptions the results are grouped by; empty for no grouping.
     public var propertiesToGroupBy: [Any]
+    /// Which groups are kept.
     public var havingPredicate: NSPredicate?
+    /// Whether equal results are returned once.
     public var returnsDistinctResults: Bool
 
+    /// A dictionary request over `plan`'s rows.
     public init(plan: StoreFetchPlan, propertiesToFetch: [Any]?, propertiesToGroupBy: [Any] = [],
                 havingPredicate: NSPredicate? = nil, returnsDistinctResults: Bool = false) {
         self.plan = plan
@@ -64,6 +75,7 @@ public struct StoreSaveRequest: @unchecked Sendable {
     public var inserted: [StoreRow]
     /// Each updated row with the version the context read; the row's own version is ignored.
     public var updated: [(row: StoreRow, expectedVersion: Int64)]
+    /// Each deleted object's ID with the version the context read.
     public var deleted: [(objectID: NSManagedObjectID, expectedVersion: Int64)]
     /// For each row of `updated`, by index, the slots whose values changed since the context read it, when
     /// the context knows them; nil (or a missing entry) means any may have. A store may write only those,
@@ -76,6 +88,7 @@ public struct StoreSaveRequest: @unchecked Sendable {
     /// changes none.
     public var isOnlyStoreOfSave = false
 
+    /// A request of these changes.
     public init(inserted: [StoreRow] = [], updated: [(row: StoreRow, expectedVersion: Int64)] = [],
                 deleted: [(objectID: NSManagedObjectID, expectedVersion: Int64)] = []) {
         self.inserted = inserted
@@ -83,6 +96,7 @@ public struct StoreSaveRequest: @unchecked Sendable {
         self.deleted = deleted
     }
 
+    /// Whether the request changes nothing.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
@@ -91,11 +105,13 @@ public struct StoreSaveRequest: @unchecked Sendable {
 /// them to its objects without hashing an ID per row. A store that reports fewer rows leaves the object
 /// graph to assume the rest were written as sent, one version on.
 public struct StoreSaveResult: @unchecked Sendable {
+    /// The updated rows as stored, by position in the request's `updated`.
     public var updated: [StoreRow]
     /// Derived attributes (`NSDerivedAttributeDescription`) the save recomputed, of rows in the save or of
     /// rows that read them: the store keeps them, as Core Data's triggers do, without a new version, and
     /// the object graph gives them to the objects it holds.
     public var derivedValues: [DerivedValue] = []
+    /// A result of these rows and derived values.
     public init(updated: [StoreRow] = [], derivedValues: [DerivedValue] = []) {
         self.updated = updated
         self.derivedValues = derivedValues
@@ -104,9 +120,13 @@ public struct StoreSaveResult: @unchecked Sendable {
 
 /// A derived attribute's value as a save left it in the store (numbers as their row holds them).
 public struct DerivedValue: @unchecked Sendable {
+    /// The object whose attribute it is.
     public let objectID: NSManagedObjectID
+    /// The attribute's slot in the entity's ``EntityLayout``.
     public let slot: Int
+    /// The stored value; nil for NULL.
     public let value: Any?
+    /// A derived value of `objectID`'s `slot`.
     public init(objectID: NSManagedObjectID, slot: Int, value: Any?) {
         self.objectID = objectID
         self.slot = slot
