@@ -43,6 +43,21 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public var userInfo = NSMutableDictionary()
     /// The undo manager; nil by default, as in current Core Data. (Undo registration is a later issue.)
     public var undoManager: UndoManager?
+
+    /// Ends the current event and asks the undo manager to undo its last group. Contexts do not register
+    /// their own changes yet (Graph.md), so this undoes what the application registered.
+    public func undo() {
+        assertQueue()
+        processPendingChanges()
+        undoManager?.undo()
+    }
+
+    /// Ends the current event and asks the undo manager to redo the last group undone.
+    public func redo() {
+        assertQueue()
+        processPendingChanges()
+        undoManager?.redo()
+    }
     /// Whether a fault whose row is gone becomes a deleted object with nil values (true) or stops.
     public var shouldDeleteInaccessibleFaults = true
     /// How old cached data that fills a fault may be; negative (the default) means no limit. With 0, the
