@@ -320,6 +320,7 @@ extension NSManagedObjectContext {
     private func dictionaryResults<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSDictionary] {
         guard let coordinator = persistentStoreCoordinator else { return [] }
         let grouping = request.propertiesToGroupBy ?? []
+        try Self.checkGrouping(request, grouping: grouping, entity: entity)
         // A store that computes dictionary results itself (the SQLite store, in one SQL statement) answers.
         let storeRequest = StoreDictionaryRequest(plan: plan(for: request, entity: entity, pushLimits: true),
                                                   propertiesToFetch: request.propertiesToFetch, propertiesToGroupBy: grouping,
@@ -426,6 +427,27 @@ private final class SortableResult: NSObject, PredicateKeyValueCoding {
 }
 
 /// One column of a dictionary result.
+extension NSManagedObjectContext {
+    /// Apple's rules for grouped dictionary fetches, checked before any store runs one, so that both stores
+    /// refuse alike what SQL would refuse or answer with an arbitrary row's value: a `havingPredicate`
+    /// needs `propertiesToGroupBy` ("Specifying a havingPredicate requires that propertiesToGroupBy also be
+    /// specified"), and with grouping each fetched property must be grouped or aggregated.
+    fileprivate static func checkGrouping<T>(_ request: NSFetchRequest<T>, grouping: [Any], entity: NSEntityDescription) throws {
+        func refuse(_ reason: String) -> NSError {
+            coreDataError(NSCoreDataError, [NSLocalizedDescriptionKey: reason, "NSExceptionName": "NSInvalidArgumentException"])
+        }
+        if request.havingPredicate != nil && grouping.isEmpty {
+            throw refuse("A fetch request with a havingPredicate must also specify propertiesToGroupBy.")
+        }
+        guard !grouping.isEmpty else { return }
+        let grouped = Set(try grouping.map(DictionaryColumn.init).map { $0.expression.expressionType == .keyPath ? $0.expression.keyPath : $0.name })
+        let fetched = try (request.propertiesToFetch ?? EntityLayout.of(entity).attributes.map { $0.attribute as Any }).map(DictionaryColumn.init)
+        for column in fetched where column.expression.expressionType == .keyPath && !grouped.contains(column.expression.keyPath) {
+            throw refuse("SELECT clauses in queries with GROUP BY components can only contain properties named in the GROUP BY or aggregate functions (\(column.name) is neither).")
+        }
+    }
+}
+
 struct DictionaryColumn {
     let name: String
     let expression: NSExpression

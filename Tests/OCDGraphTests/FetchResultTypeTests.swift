@@ -97,3 +97,54 @@ final class ResultManager: ResultEmployee, @unchecked Sendable {
         #expect(rows.map { ($0["age"] as? NSNumber)?.intValue } == [30, 40, 50])
     }
 }
+
+/// Apple's rules for grouped dictionary fetches, refused alike by both stores (SQLite refused a having
+/// predicate without grouping while the in-memory store ignored it; a property neither grouped nor
+/// aggregated took one row's value, a different row in each store).
+@Suite struct GroupedDictionaryRuleTests {
+    private func stack() throws -> TestStack {
+        let stack = try TestStack()
+        let d = stack.insert("Department", ["name": "D"])
+        stack.insert("Employee", ["name": "Ann", "salary": 100.0, "department": d])
+        stack.insert("Employee", ["name": "Bob", "salary": 300.0, "department": d])
+        try stack.context.save()
+        return stack
+    }
+
+    private func refused(_ request: NSFetchRequest<NSDictionary>, in stack: TestStack, _ reason: String) {
+        #expect {
+            try stack.context.fetch(request)
+        } throws: { error in
+            let error = error as NSError
+            return error.code == 134060 && error.localizedDescription.contains(reason)
+                && error.userInfo["NSExceptionName"] as? String == "NSInvalidArgumentException"
+        }
+    }
+
+    @Test func aHavingPredicateNeedsGrouping() throws {
+        let stack = try stack()
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["name"]
+        request.havingPredicate = NSPredicate(format: "name == 'Ann'")
+        refused(request, in: stack, "propertiesToGroupBy")
+    }
+
+    @Test func aGroupedFetchTakesOnlyGroupedPropertiesAndAggregates() throws {
+        let stack = try stack()
+        let top = NSExpressionDescription()
+        top.name = "top"
+        top.expression = NSExpression(forFunction: "max:", arguments: [NSExpression(forKeyPath: "salary")])
+        top.expressionResultType = .doubleAttributeType
+        let request = NSFetchRequest<NSDictionary>(entityName: "Employee")
+        request.resultType = .dictionaryResultType
+        request.propertiesToGroupBy = ["department"]
+        request.propertiesToFetch = ["name", top]
+        refused(request, in: stack, "GROUP BY")
+        // Grouped and aggregated only: answered.
+        request.propertiesToFetch = ["department", top]
+        let results = try stack.context.fetch(request)
+        #expect(results.count == 1)
+        #expect(results.first?["top"] as? Double == 300)
+    }
+}
