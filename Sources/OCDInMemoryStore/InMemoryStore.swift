@@ -180,6 +180,11 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             remember(row.objectID.entity.name ?? "", primaryKey(of: row.objectID)!)
             tables.rows[row.objectID.entity.name ?? "", default: [:]][primaryKey(of: row.objectID)!] = row
         }
+        // Inserted rows are in: a list naming one of them names a row.
+        for row in request.inserted {
+            guard let values = droppingMissingMembers(row.values, row.layout) else { continue }
+            tables.rows[row.objectID.entity.name ?? ""]![primaryKey(of: row.objectID)!] = StoreRow(objectID: row.objectID, version: row.version, values: values)
+        }
         for (row, expected) in request.updated {
             let pk = primaryKey(of: row.objectID)!
             let entityName = row.objectID.entity.name ?? ""
@@ -190,6 +195,7 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
                     values[slot] = old.values[slot]
                 }
             }
+            values = droppingMissingMembers(values, row.layout) ?? values
             let stored = StoreRow(objectID: row.objectID, version: expected + 1, values: values)
             remember(entityName, pk)
             tables.rows[entityName]![pk] = stored
@@ -212,6 +218,22 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
 }
 
 extension InMemoryStore {
+    /// `values` without the members of its store-kept lists (many-to-many relationships and to-many ones
+    /// without an inverse) whose rows are gone, or nil when none is. A context holding a list from before
+    /// another context deleted a member sends it back whole; SQLite's join table then names a row that is
+    /// gone, which its reads (a join) never return, and a list here must not hand it out either.
+    fileprivate func droppingMissingMembers(_ values: SlotValues, _ layout: EntityLayout) -> SlotValues? {
+        var result: SlotValues?
+        for (slot, relationship) in layout.relationships where relationship.isToMany && relationship.inverseRelationship?.isToMany != false {
+            guard let members = values.stored(slot) as? [NSManagedObjectID] else { continue }
+            let present = members.filter { id in primaryKey(of: id).flatMap { tables.rows[id.entity.name ?? ""]?[$0] } != nil }
+            guard present.count != members.count else { continue }
+            if result == nil { result = values }
+            result![slot] = present
+        }
+        return result
+    }
+
     /// Takes deleted rows out of the member lists no foreign key keeps (many-to-many relationships and
     /// to-many ones without an inverse), as deleting a row deletes its rows of an SQLite join table: a
     /// list that named them gave a fault of a row that is gone. The owners' versions stay, as in SQLite.

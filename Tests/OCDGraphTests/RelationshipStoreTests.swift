@@ -46,3 +46,31 @@ struct RelationshipStoreTests {
         #expect(!reader.hasChanges)
     }
 }
+
+/// A context holding a many-to-many list from before another context deleted a member saves the list
+/// back whole; the member must not come back. SQLite's reads join the rows and never return it; the
+/// in-memory store handed it out to every later reader.
+@Suite struct StaleMemberListTests {
+    @Test func aStaleManyToManyListDoesNotBringBackADeletedMember() throws {
+        let stack = try TestStack(model: TestModel.make { entities, _ in
+            entities["Employee"]!.relationshipsByName["projects"]!.deleteRule = .noActionDeleteRule
+        })
+        let project = stack.insert("Project", ["title": "p"])
+        let ann = stack.insert("Employee", ["name": "Ann"]), bob = stack.insert("Employee", ["name": "Bob"])
+        project.mutableSetValue(forKey: "members").addObjects(from: [ann, bob])
+        try stack.context.save()
+        let other = stack.newContext()
+        try withExtendedLifetime(other) {
+            other.delete(try other.existingObject(with: bob.objectID))
+            try other.save()
+        }
+        #expect(project.objects("members").count == 2, "this context still lists Bob")
+        project.setValue("renamed", forKey: "title")
+        try stack.context.save()
+        let reader = stack.newContext()
+        try withExtendedLifetime(reader) {
+            let members = try reader.existingObject(with: project.objectID).objects("members")
+            #expect(members.map(\.objectID) == [ann.objectID])
+        }
+    }
+}
