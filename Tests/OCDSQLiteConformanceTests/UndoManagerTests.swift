@@ -1,0 +1,1 @@
+../OCDGraphTests/UndoManagerTests.swift
