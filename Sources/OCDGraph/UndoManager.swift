@@ -9,9 +9,9 @@ import Foundation
 /// object:)`, `prepare(withInvocationTarget:)`) need the Objective-C runtime and are not provided.
 open class UndoManager: NSObject, @unchecked Sendable {
     private struct Action {
-        /// Held weakly, as Apple's manager keeps an unowned reference: a target that owns its undo
-        /// manager must not be kept alive by its own registrations.
-        weak var target: AnyObject?
+        /// For `removeAllActions(withTarget:)`. The target itself is held weakly by `perform`, as Apple's
+        /// manager keeps an unowned reference: a target owning its undo manager must not be kept alive by
+        /// its own registrations.
         let targetID: ObjectIdentifier
         let perform: () -> Void
     }
@@ -129,7 +129,7 @@ open class UndoManager: NSObject, @unchecked Sendable {
     /// (Apple's manager keeps an unowned reference): once it is gone, its actions do nothing.
     open func registerUndo<Target: AnyObject>(withTarget target: Target, handler: @escaping (Target) -> Void) {
         guard disableCount == 0 else { return }
-        let action = Action(target: target, targetID: ObjectIdentifier(target)) { [weak target] in
+        let action = Action(targetID: ObjectIdentifier(target)) { [weak target] in
             if let target { handler(target) }
         }
         if openGroups.isEmpty {

@@ -188,14 +188,14 @@ public final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         for (row, expected) in request.updated {
             let pk = primaryKey(of: row.objectID)!
             let entityName = row.objectID.entity.name ?? ""
-            var values = row.values
+            // Only the lists the context sent: the stored ones hold no missing member.
+            var values = droppingMissingMembers(row.values, row.layout) ?? row.values
             // A nil to-many slot was not loaded by the context: the stored members stand.
             if let old = tables.rows[entityName]?[pk] {
                 for (slot, relationship) in row.layout.relationships where relationship.isToMany && values[slot] == nil {
                     values[slot] = old.values[slot]
                 }
             }
-            values = droppingMissingMembers(values, row.layout) ?? values
             let stored = StoreRow(objectID: row.objectID, version: expected + 1, values: values)
             remember(entityName, pk)
             tables.rows[entityName]![pk] = stored

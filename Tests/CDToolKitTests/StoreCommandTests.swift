@@ -380,15 +380,7 @@ struct StoreCommandTests {
 @Suite("cdtool store removes its temporary copy")
 struct StoreCopyCleanupTests {
     /// The executable, built beside the test bundle by `swift build --build-tests` / `swift test`.
-    static var tool: URL? {
-        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<3 {
-            let candidate = folder.appendingPathComponent("cdtool")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            folder.deleteLastPathComponent()
-        }
-        return nil
-    }
+    static var tool: URL? { BuiltExecutables.url(named: "cdtool") }
 
     private func storeWithManyRows() throws -> (store: URL, model: URL) {
         let folder = ScratchFiles.newFolder()

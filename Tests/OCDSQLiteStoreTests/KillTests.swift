@@ -2,21 +2,14 @@ import Foundation
 import OCDGraph
 import OCDSQLiteStore
 import OCDStore
+import OCDTestSupport
 import Testing
 
 /// Saving is one transaction: a process killed while it saves in a loop leaves a consistent store that
 /// holds only whole saves (Tests/../Sources/ocd-kill-writer does the saving).
 @Suite struct KillTests {
-    /// The writer, built beside the test bundle by `swift build --build-tests` / `swift test`.
-    static var writer: URL? {
-        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<3 {
-            let candidate = folder.appendingPathComponent("ocd-kill-writer")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            folder.deleteLastPathComponent()
-        }
-        return nil
-    }
+    /// The executable, built beside the test bundle by `swift build --build-tests` / `swift test`.
+    static var writer: URL? { BuiltExecutables.url(named: "ocd-kill-writer") }
 
     @Test func aKilledWriterLeavesOnlyWholeSaves() throws {
         let writer = try #require(Self.writer, "ocd-kill-writer is built with the tests (swift build --build-tests)")
