@@ -75,22 +75,22 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
 
     /// The entity's properties: the inherited ones first (the superentity's own objects), then its own, as
     /// Core Data gives them. Setting them sets the entity's own properties and makes this entity their
-    /// owner; a property can belong to one entity only. Inherited properties in the new value (read back
-    /// from this getter, as in `properties.append(…)`) are left to their entity.
+    /// owner. A property can belong to one entity only: one that already belongs to another entity is
+    /// added as a copy, as Apple's Core Data does, and the original stays with its entity. Inherited
+    /// properties in the new value (read back from this getter, as in `properties.append(…)`) are left to
+    /// their entity.
     public var properties: [NSPropertyDescription] {
         get { superentity == nil ? ownProperties : allProperties }
         set {
             assertEditable()
             let inherited = superentity?.allProperties ?? []
-            let newValue = newValue.filter { property in !inherited.contains { $0 === property } }
+            let newValue = newValue.filter { property in !inherited.contains { $0 === property } }.map { property in
+                if let owner = property.entity, owner !== self { return property.copy() as! NSPropertyDescription }
+                return property
+            }
             var seen = Set<String>()
-            for property in newValue {
-                if !seen.insert(property.name).inserted {
-                    fatalError("NSEntityDescription: the entity \(name ?? "(unnamed)") has two properties named '\(property.name)'")
-                }
-                if let owner = property.entity, owner !== self {
-                    fatalError("NSEntityDescription: the property '\(property.name)' already belongs to the entity \(owner.name ?? "(unnamed)")")
-                }
+            for property in newValue where !seen.insert(property.name).inserted {
+                fatalError("NSEntityDescription: the entity \(name ?? "(unnamed)") has two properties named '\(property.name)'")
             }
             for property in ownProperties where property.entity === self { property.entity = nil }
             ownProperties = newValue
@@ -130,13 +130,23 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
 
     // MARK: Inheritance
 
-    /// The entities that inherit from this one. Setting them makes this entity their superentity.
+    /// The entities that inherit from this one. Setting them makes this entity their superentity. An
+    /// entity has one superentity: giving it a second (of the same model, or both of none), or making an
+    /// entity its own subentity, stops with Apple's reason, as Apple raises.
     public var subentities: [NSEntityDescription] {
         get { ownSubentities }
         set {
             assertEditable()
             // The children change too (their superentity): none may belong to a model in use.
             for child in ownSubentities + newValue { child.assertEditable() }
+            for child in newValue {
+                if child === self { fatalError("NSEntityDescription: Can't set superentity of self to self ('\(name ?? "")').") }
+                // A parent in another model is a reference a copy or a merge left, resolved again by name.
+                if let parent = child.superentity, parent !== self, parent.managedObjectModel === managedObjectModel,
+                   parent.ownSubentities.contains(where: { $0 === child }) {
+                    fatalError("NSEntityDescription: Can't add an entity to multiple superentities ('\(child.name ?? "")' is a subentity of '\(parent.name ?? "")').")
+                }
+            }
             for child in ownSubentities where child.superentity === self {
                 child.superentity = nil
                 child.superentityName = nil

@@ -124,6 +124,10 @@ extension NSManagedObjectModel {
             throw failure(problem)
         }
         self.entities = entities
+        // What Core Data would refuse once the model is used is a fault of the file, reported now.
+        if let problem = usageProblems().first {
+            throw failure(EntityGraph.Problem(entity: problem.entity, reason: problem.reason))
+        }
     }
 }
 

@@ -1,8 +1,6 @@
 import Foundation
 
 extension NSManagedObjectModel {
-    /// What `cdtool model validate` and `cdtool compile` report, one line each: `error:` for what breaks a
-    /// store or the object graph, `warning:` for what Xcode warns about.
     /// Whether `name` is `composite.element` (or deeper) of one of `entity`'s composite attributes.
     static func namesCompositeElement(_ name: String, of entity: NSEntityDescription) -> Bool {
         let parts = name.split(separator: ".").map(String.init)
@@ -16,9 +14,56 @@ extension NSManagedObjectModel {
         return false
     }
 
+    /// What a model cannot be used with, in the words of the exceptions Apple's Core Data raises when a
+    /// model becomes immutable or its entity is edited. A coordinator stops with them (``markInUse()``);
+    /// a model file's reader throws the first as a load error.
+    ///
+    /// - A property of a subentity named like one it inherits. Apple allows an identical redeclaration,
+    ///   which a store here would still map to a column of its own, so every one is refused.
+    /// - A uniqueness constraint naming no property of the entity, a to-many relationship or a fetched
+    ///   property (Apple raises when the constraints are set; here, once the model is used, as an entity's
+    ///   constraints may be set before its properties).
+    package func usageProblems() -> [(entity: String, reason: String)] {
+        var problems: [(entity: String, reason: String)] = []
+        for entity in entities {
+            let entityName = entity.name ?? ""
+            var reported = Set<String>()
+            var ancestor = entity.superentity
+            while let parent = ancestor {
+                for property in entity.ownProperties where !reported.contains(property.name)
+                    && parent.ownProperties.contains(where: { $0.name == property.name }) {
+                    reported.insert(property.name)
+                    problems.append((entityName, "Property named '\(property.name)' in entity '\(entityName)' conflicts with property inherited from parent entity '\(parent.name ?? "")'"))
+                }
+                ancestor = parent.superentity
+            }
+            let properties = entity.propertiesByName
+            for group in entity.uniquenessConstraints {
+                for element in group {
+                    let name = (element as? String) ?? (element as? NSPropertyDescription)?.name ?? "\(element)"
+                    guard let property = properties[name] else {
+                        // A dotted name is an element of a composite attribute (`location.latitude`).
+                        if !Self.namesCompositeElement(name, of: entity) {
+                            problems.append((entityName, "Can't find property named '\(name)' for a uniqueness constraint of entity '\(entityName)'"))
+                        }
+                        continue
+                    }
+                    if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
+                        problems.append((entityName, "Cannot create unique constraints for to-many relationships (\(entityName).\(name))."))
+                    } else if property is NSFetchedPropertyDescription {
+                        problems.append((entityName, "Property type is not valid for unique constraints (\(entityName).\(name))."))
+                    }
+                }
+            }
+        }
+        return problems
+    }
+
+    /// What `cdtool model validate` and `cdtool compile` report, one line each: `error:` for what breaks a
+    /// store or the object graph, `warning:` for what Xcode warns about.
     package func consistencyProblems() -> [String] {
         let model = self
-        var problems: [String] = []
+        var problems = usageProblems().map { "error: \($0.entity): \($0.reason)" }
         for entity in model.entities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
             let entityName = entity.name ?? "?"
             for property in entity.ownProperties {
@@ -60,12 +105,6 @@ extension NSManagedObjectModel {
                 }
             }
             let names = Set(entity.propertiesByName.keys)
-            for group in entity.uniquenessConstraints {
-                // A dotted name is an element of a composite attribute (`location.latitude`).
-                for case let name as String in group where !names.contains(name) && !Self.namesCompositeElement(name, of: entity) {
-                    problems.append("error: \(entityName): the uniqueness constraint names '\(name)', which is not a property")
-                }
-            }
             for index in entity.indexes {
                 for element in index.elements where element.propertyName.map({ !names.contains($0) }) ?? true {
                     problems.append("error: \(entityName): the index '\(index.name)' names '\(element.propertyName ?? "")', which is not a property")

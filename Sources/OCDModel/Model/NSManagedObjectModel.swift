@@ -52,6 +52,11 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
             for entity in entityList where entity.managedObjectModel === self { entity.managedObjectModel = nil }
             entityList = newValue
             for entity in newValue { entity.managedObjectModel = self }
+            // An entity that leaves the model leaves its configurations too, as in Apple's model: a store
+            // of the configuration would otherwise map it and record no version hash for it.
+            for configuration in configurationOrder {
+                configurationEntities[configuration]?.removeAll { member in !newValue.contains { $0 === member } }
+            }
             resolveReferences()
         }
     }
@@ -111,9 +116,13 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
         return configuration == "Default" || configuration == "PF_DEFAULT_CONFIGURATION_NAME" ? entityList : nil
     }
 
-    /// Sets the entities of a configuration, creating it if needed.
+    /// Sets the entities of a configuration, creating it if needed. Each must already be an entity of the
+    /// model: another stops with Apple's reason, as Apple raises.
     public func setEntities(_ entities: [NSEntityDescription], forConfigurationName configuration: String) {
         assertEditable()
+        for entity in entities where !entityList.contains(where: { $0 === entity }) {
+            fatalError("NSManagedObjectModel: Entities for a configuration must already be in the model ('\(entity.name ?? "")' is not an entity of this model).")
+        }
         if configurationEntities[configuration] == nil { configurationOrder.append(configuration) }
         configurationEntities[configuration] = entities
     }
@@ -209,8 +218,13 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
     public var isEditable: Bool { !inUse.load(ordering: .acquiring) }
 
     /// Called by a persistent store coordinator when it starts using the model: from then on the model is
-    /// immutable, as on Apple platforms.
+    /// immutable, as on Apple platforms. A model Core Data would refuse at this point (``usageProblems()``:
+    /// a subentity redeclaring an inherited property, a uniqueness constraint on no property) stops with
+    /// Apple's reason, as Apple raises.
     package func markInUse() {
+        if isEditable, let problem = usageProblems().first {
+            fatalError("NSManagedObjectModel: \(problem.reason)")
+        }
         inUse.store(true, ordering: .releasing)
     }
 
