@@ -161,7 +161,7 @@ extension NSManagedObjectContext {
                 for destination in destinations where !destination.isDeleted {
                     guard let other = store(of: destination), other !== home else { continue }
                     throw coreDataError(NSManagedObjectExternalRelationshipError, [
-                        NSLocalizedDescriptionKey: "The relationship \(relationship.name) of \(object.entity.name ?? "?") links objects of two stores (\(home.identifier) and \(other.identifier)); Core Data does not let relationships cross stores.",
+                        NSLocalizedDescriptionKey: "The relationship \(relationship.name) of \(object.entity.name ?? "?") links objects of two stores (\(home.identifier ?? "?") and \(other.identifier ?? "?")); Core Data does not let relationships cross stores.",
                         NSValidationObjectErrorKey: object, NSValidationKeyErrorKey: relationship.name, NSValidationValueErrorKey: destination,
                     ])
                 }

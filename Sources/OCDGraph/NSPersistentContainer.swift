@@ -82,7 +82,9 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
     }
 }
 
-/// A whole Core Data stack: a model, a coordinator, its stores and a main-queue context.
+/// A whole Core Data stack: a model, a coordinator, its stores and a main-queue context. Its members are
+/// `open`, as Apple's are: a subclass can, say, configure every background context by overriding
+/// ``newBackgroundContext()``, which ``performBackgroundTask(_:)`` calls.
 open class NSPersistentContainer: NSObject, @unchecked Sendable {
     /// The container's name: the default store's file name and the model's resource name.
     public let name: String
@@ -92,13 +94,13 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     public let persistentStoreCoordinator: NSPersistentStoreCoordinator
     /// The stores `loadPersistentStores` adds. By default one SQLite store named after the container in
     /// `defaultDirectoryURL()`.
-    public var persistentStoreDescriptions: [NSPersistentStoreDescription]
+    open var persistentStoreDescriptions: [NSPersistentStoreDescription]
 
     private let lock = NSLock()
     private var mainContext: NSManagedObjectContext?
 
     /// The main-queue context, for the user interface or a program's main flow.
-    public var viewContext: NSManagedObjectContext {
+    open var viewContext: NSManagedObjectContext {
         lock.lock()
         defer { lock.unlock() }
         if let mainContext { return mainContext }
@@ -149,7 +151,7 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     }
 
     /// Adds every store of `persistentStoreDescriptions`, calling `block` once per store.
-    public func loadPersistentStores(completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
+    open func loadPersistentStores(completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
         for description in persistentStoreDescriptions {
             if let url = description.url, description.type != NSInMemoryStoreType {
                 try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -159,20 +161,20 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     }
 
     /// A new private-queue context on the container's coordinator.
-    public func newBackgroundContext() -> NSManagedObjectContext {
+    open func newBackgroundContext() -> NSManagedObjectContext {
         let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = persistentStoreCoordinator
         return context
     }
 
     /// Runs `block` on a new private-queue context, asynchronously.
-    public func performBackgroundTask(_ block: @escaping @Sendable (NSManagedObjectContext) -> Void) {
+    open func performBackgroundTask(_ block: @escaping @Sendable (NSManagedObjectContext) -> Void) {
         let context = newBackgroundContext()
         context.perform { block(context) }
     }
 
     /// Runs `body` on a new private-queue context and returns its result.
-    public func performBackgroundTask<T, E: Error>(_ body: @escaping (NSManagedObjectContext) throws(E) -> T) async throws(E) -> sending T {
+    open func performBackgroundTask<T, E: Error>(_ body: @escaping (NSManagedObjectContext) throws(E) -> T) async throws(E) -> sending T {
         let context = newBackgroundContext()
         nonisolated(unsafe) let body = body
         return try await context.perform { () throws(E) -> T in try body(context) }

@@ -33,12 +33,18 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // MARK: Store types
 
-    /// Makes a store class available under `storeType` (nil removes it).
-    public class func registerStoreClass(_ storeClass: AnyClass?, type storeType: String) {
+    /// Makes a store class available under `storeType` (nil removes it). A class that is not an
+    /// `NSPersistentStore` subclass stops, as Apple raises.
+    public class func registerStoreClass(_ storeClass: AnyClass?, forStoreType storeType: String) {
         if let storeClass, !(storeClass is NSPersistentStore.Type) {
-            fatalError("registerStoreClass(_:type:): \(storeClass) is not a subclass of NSPersistentStore.")
+            fatalError("registerStoreClass(_:forStoreType:): \(storeClass) is not a subclass of NSPersistentStore.")
         }
         PersistentStoreTypes.register(storeClass as? NSPersistentStore.Type, for: storeType)
+    }
+
+    /// Where `store` is (its URL; nil for one without a file).
+    public func url(for store: NSPersistentStore) -> URL? {
+        store.url
     }
 
     /// The registered store classes by type name (the built-in ones included).
@@ -91,6 +97,14 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             throw error
         } catch {
             throw coreDataError(NSPersistentStoreOpenError, [NSLocalizedDescriptionKey: "\(error)", NSUnderlyingErrorKey: error])
+        }
+        // A copy of an added store's file has its identifier: the two stores' object IDs would be equal
+        // for different rows (an ID is its store identifier, entity and key), and one store's object
+        // would stand for the other's row.
+        if let identifier = store.identifier, stores.contains(where: { $0.identifier == identifier }) {
+            throw coreDataError(NSPersistentStoreOperationError, [
+                NSLocalizedDescriptionKey: "Can't add the same store twice (a store with the identifier \(identifier) is already added; \(storeURL?.path ?? "no URL")).",
+            ])
         }
         postStoresChange(.NSPersistentStoreCoordinatorStoresWillChange, added: [store])
         store.coordinatorReference = self

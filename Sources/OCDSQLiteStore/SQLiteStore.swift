@@ -110,8 +110,8 @@ public final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 try openExisting(connection)
                 try applyPragmas()
             }
-            if !isReadOnly, (options?[NSSQLiteManualVacuumOption] as? NSNumber)?.boolValue == true { try connection.execute("VACUUM") }
-            if !isReadOnly, (options?[NSSQLiteAnalyzeOption] as? NSNumber)?.boolValue == true { try connection.execute("ANALYZE") }
+            if !isReadOnly, Self.flag(options?[NSSQLiteManualVacuumOption]) { try connection.execute("VACUUM") }
+            if !isReadOnly, Self.flag(options?[NSSQLiteAnalyzeOption]) { try connection.execute("ANALYZE") }
         } catch let failure as SQLiteError {
             throw Self.error(opening: failure, path: path)
         } catch let failure as StoreError {

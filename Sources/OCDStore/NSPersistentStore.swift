@@ -139,9 +139,21 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         self.configurationName = configurationName ?? "PF_DEFAULT_CONFIGURATION_NAME"
         self.url = url
         self.options = options
-        self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+        self.isReadOnly = Self.flag(options?[NSReadOnlyPersistentStoreOption])
         super.init()
         backreference.attach(self)
+    }
+
+    /// An option's value read as Core Data reads it (`boolValue`): a `Bool`, any number (non-zero is
+    /// true), or a string such as "YES" or "1". An `Int` given in Swift is not a `Bool` on Linux, and
+    /// reading only `Bool`s opened a store asked to be read-only for writing.
+    package static func flag(_ value: Any?) -> Bool {
+        switch value {
+        case let flag as Bool: return flag
+        case let number as NSNumber: return number.boolValue
+        case let text as String: return NSString(string: text).boolValue
+        default: return false
+        }
     }
 
     deinit {
@@ -351,7 +363,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
 }
 
 /// The registry of store types: the coordinator creates stores through it, and more stores plug in with
-/// `NSPersistentStoreCoordinator.registerStoreClass(_:type:)`.
+/// `NSPersistentStoreCoordinator.registerStoreClass(_:forStoreType:)`.
 package enum PersistentStoreTypes {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var registered: [String: NSPersistentStore.Type] = [:]

@@ -1462,7 +1462,7 @@ struct CoordinatorTests {
     }
 
     @Test func aRegisteredStoreClassIsCreatedForItsType() throws {
-        NSPersistentStoreCoordinator.registerStoreClass(GreetingStore.self, type: GreetingStore.typeName)
+        NSPersistentStoreCoordinator.registerStoreClass(GreetingStore.self, forStoreType: GreetingStore.typeName)
         #expect(NSPersistentStoreCoordinator.registeredStoreTypes[GreetingStore.typeName] != nil)
         #expect(NSPersistentStoreCoordinator.registeredStoreTypes[NSInMemoryStoreType] != nil)
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
@@ -1473,7 +1473,7 @@ struct CoordinatorTests {
     }
 
     @Test func aStoreThatReportsNoRowsLeavesTheContextWithTheVersionsItWrote() throws {
-        NSPersistentStoreCoordinator.registerStoreClass(SilentStore.self, type: SilentStore.typeName)
+        NSPersistentStoreCoordinator.registerStoreClass(SilentStore.self, forStoreType: SilentStore.typeName)
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
         let store = try #require(try coordinator.addPersistentStore(ofType: SilentStore.typeName, configurationName: nil, at: nil) as? SilentStore)
         let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
@@ -1502,7 +1502,7 @@ struct CoordinatorTests {
     /// A store that reports its updated rows out of order: each object keeps the row of its own (the
     /// one it sent, one version on), never another object's.
     @Test func rowsReportedOutOfOrderGoToNoOtherObject() throws {
-        NSPersistentStoreCoordinator.registerStoreClass(SilentStore.self, type: SilentStore.typeName)
+        NSPersistentStoreCoordinator.registerStoreClass(SilentStore.self, forStoreType: SilentStore.typeName)
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
         let store = try #require(try coordinator.addPersistentStore(ofType: SilentStore.typeName, configurationName: nil, at: nil) as? SilentStore)
         store.reportsUpdatedRowsReversed = true
@@ -1569,6 +1569,23 @@ struct CoordinatorTests {
             try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Company"))
         }
         #expect(count == 1)
+    }
+
+    /// The container's members are `open`, as Apple's are: a subclass configures every background
+    /// context by overriding `newBackgroundContext()`, and `performBackgroundTask` uses the override (a
+    /// subclass outside the module could not override them before).
+    @Test func aContainerSubclassOverridesNewBackgroundContext() async throws {
+        let container = NamingContainer(name: "GraphTests", managedObjectModel: TestModel.make())
+        container.persistentStoreDescriptions = Self.inMemoryContainer().persistentStoreDescriptions
+        container.loadPersistentStores { _, _ in }
+        #expect(container.newBackgroundContext().name == "background")
+        let name = try await container.performBackgroundTask { context in context.name }
+        #expect(name == "background")
+        let named = await withCheckedContinuation { (done: CheckedContinuation<String?, Never>) in
+            container.performBackgroundTask { context in done.resume(returning: context.name) }
+        }
+        #expect(named == "background")
+        #expect(container.viewContext.name == "main")
     }
 
     static func inMemoryContainer() -> NSPersistentContainer {
@@ -1701,5 +1718,20 @@ struct EntityLookupTests {
         }
         let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(output.contains("insert(_:): the entity Company is not an entity of this context's model."), "stopped with another message: \(output)")
+    }
+}
+
+/// A container that names its contexts, through the members Apple's container lets subclasses override.
+final class NamingContainer: NSPersistentContainer, @unchecked Sendable {
+    override func newBackgroundContext() -> NSManagedObjectContext {
+        let context = super.newBackgroundContext()
+        context.name = "background"
+        return context
+    }
+
+    override var viewContext: NSManagedObjectContext {
+        let context = super.viewContext
+        context.name = "main"
+        return context
     }
 }

@@ -40,7 +40,7 @@ final class RowHandingStore: NSPersistentStore, @unchecked Sendable {
 @Suite("An object keeps its row's values and version, not the store's row")
 struct ObjectRowTests {
     private static func stack() throws -> (NSManagedObjectContext, RowHandingStore) {
-        NSPersistentStoreCoordinator.registerStoreClass(RowHandingStore.self, type: RowHandingStore.typeName)
+        NSPersistentStoreCoordinator.registerStoreClass(RowHandingStore.self, forStoreType: RowHandingStore.typeName)
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
         let store = try #require(try coordinator.addPersistentStore(ofType: RowHandingStore.typeName, configurationName: nil, at: nil) as? RowHandingStore)
         let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)

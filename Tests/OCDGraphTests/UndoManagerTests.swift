@@ -24,7 +24,7 @@ import Testing
 
     /// Subclasses override its methods, as Apple's guide suggests for menu titles.
     @Test func methodsAreOverridable() {
-        final class Counting: UndoManager {
+        final class Counting: UndoManager, @unchecked Sendable {
             var undos = 0
             override func undo() { undos += 1; super.undo() }
             override func undoMenuTitle(forUndoActionName actionName: String) -> String { "Annuler \(actionName)" }
