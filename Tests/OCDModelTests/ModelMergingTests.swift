@@ -32,6 +32,18 @@ struct ModelMergingTests {
         #expect(NSManagedObjectModel(byMerging: []) == nil)
     }
 
+    /// Templates of one name merge when they are the same and are an error when they differ; the first
+    /// one won silently.
+    @Test func differentTemplatesWithOneNameAreAnError() throws {
+        let first = try model(#"<entity name="Note"/><fetchRequest name="Recent" entity="Note" predicateString="TRUEPREDICATE"/>"#)
+        let same = try model(#"<entity name="Note"/><fetchRequest name="Recent" entity="Note" predicateString="TRUEPREDICATE"/>"#)
+        let different = try model(#"<entity name="Note"/><fetchRequest name="Recent" entity="Note" predicateString="FALSEPREDICATE"/>"#)
+        #expect(try NSManagedObjectModel(validatingMerging: [first, same]).fetchRequestTemplatesByName.count == 1)
+        #expect {
+            try NSManagedObjectModel(validatingMerging: [first, different])
+        } throws: { ($0 as? ModelMergeError)?.reason == "Can't merge models with two different fetch request templates named 'Recent'" }
+    }
+
     @Test func identicalEntitiesMergeButDifferentOnesWithOneNameAreAnError() throws {
         let first = try model(#"<entity name="Note"><attribute name="text" attributeType="String"/></entity>"#)
         let same = try model(#"<entity name="Note"><attribute name="text" attributeType="String"/></entity>"#)
@@ -63,6 +75,11 @@ struct ModelMergingTests {
             try Data(modelXML("<entity name=\"\(entity)\"/>").utf8).write(to: folder.appendingPathComponent("contents"))
         }
         let bundle = try #require(Bundle(path: root.path))
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle])?.entities.compactMap(\.name).sorted() == ["A", "B"])
+        // A broken model beside them is left out, as Apple's Core Data leaves it out; it made the result nil.
+        let broken = root.appendingPathComponent("Broken.xcdatamodel")
+        try FileManager.default.createDirectory(at: broken, withIntermediateDirectories: true)
+        try Data("not a model".utf8).write(to: broken.appendingPathComponent("contents"))
         #expect(NSManagedObjectModel.mergedModel(from: [bundle])?.entities.compactMap(\.name).sorted() == ["A", "B"])
         let empty = try #require(Bundle(path: FileManager.default.temporaryDirectory.path))
         #expect(NSManagedObjectModel.mergedModel(from: [empty]) == nil)

@@ -22,7 +22,9 @@ extension NSManagedObjectModel {
         }
     }
 
-    /// Like ``init(byMerging:)``, throwing ``ModelMergeError`` for two different entities of one name.
+    /// Like ``init(byMerging:)``, throwing ``ModelMergeError`` for two different entities of one name, or
+    /// two different fetch request templates of one name ("Can't merge models with two different fetch
+    /// request templates named 'X'"; the same template in both is kept once).
     public convenience init(validatingMerging models: [NSManagedObjectModel]) throws {
         self.init()
         var chosen: [String: NSEntityDescription] = [:]
@@ -51,7 +53,13 @@ extension NSManagedObjectModel {
                 }
                 setEntities(members, forConfigurationName: configuration)
             }
-            for (name, template) in model.fetchRequestTemplatesByName where fetchRequestTemplate(forName: name) == nil {
+            for (name, template) in model.fetchRequestTemplatesByName {
+                if let existing = fetchRequestTemplate(forName: name) {
+                    if !Self.sameTemplate(existing, template) {
+                        throw ModelMergeError(reason: "Can't merge models with two different fetch request templates named '\(name)'")
+                    }
+                    continue
+                }
                 let request = template.copy() as! NSFetchRequest<NSFetchRequestResult>
                 request.entity = request.entityName.flatMap { byName[$0] }
                 setFetchRequestTemplate(request, forName: name)
@@ -61,6 +69,13 @@ extension NSManagedObjectModel {
             }
             versionIdentifiers.formUnion(model.versionIdentifiers)
         }
+    }
+
+    /// Whether two templates of one name ask for the same thing (what merging them may keep one of).
+    private static func sameTemplate(_ a: NSFetchRequest<NSFetchRequestResult>, _ b: NSFetchRequest<NSFetchRequestResult>) -> Bool {
+        a.entityName == b.entityName && a.predicate?.predicateFormat == b.predicate?.predicateFormat
+            && a.sortDescriptors?.map(\.description) == b.sortDescriptors?.map(\.description)
+            && a.fetchLimit == b.fetchLimit && a.fetchOffset == b.fetchOffset && a.resultType == b.resultType
     }
 
     /// The model a store was made with, assembled from `models` (typically every version of an app's model):
@@ -83,13 +98,14 @@ extension NSManagedObjectModel {
     }
 
     /// The models in `bundles` (the main bundle when nil) merged into one: every `.xcdatamodeld` (its
-    /// current version) and `.xcdatamodel` at the top of each bundle's resources. Nil when there is none,
-    /// when one cannot be read, or when two different entities share a name.
+    /// current version) and `.xcdatamodel` at the top of each bundle's resources. A model that cannot be
+    /// read is left out, as Apple's Core Data leaves it out (with a log): one broken file does not take
+    /// the others with it. Nil when there is no model, or when two different entities (or fetch request
+    /// templates) share a name.
     public static func mergedModel(from bundles: [Bundle]?) -> NSManagedObjectModel? {
         var models: [NSManagedObjectModel] = []
         for url in modelURLs(in: bundles) {
-            guard let model = NSManagedObjectModel(contentsOf: url) else { return nil }
-            models.append(model)
+            if let model = NSManagedObjectModel(contentsOf: url) { models.append(model) }
         }
         guard !models.isEmpty else { return nil }
         return try? NSManagedObjectModel(validatingMerging: models)
