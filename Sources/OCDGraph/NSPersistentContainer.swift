@@ -8,7 +8,7 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
     public var type: String = NSSQLiteStoreType
     /// The model configuration whose entities the store holds (nil: all).
     public var configuration: String?
-    /// Where the store lives (nil for an in-memory store).
+    /// Where the store lives (`/dev/null` for an SQLite store in memory; an in-memory store has no file).
     public var url: URL?
     /// Store options.
     public private(set) var options: [String: NSObject] = [:]
@@ -47,8 +47,10 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
         super.init()
     }
 
-    /// A description without a URL.
+    /// A description of an SQLite store at `/dev/null`, as Apple's: a store that lives in memory only,
+    /// until a URL or another type is given.
     public override init() {
+        self.url = URL(fileURLWithPath: "/dev/null")
         super.init()
     }
 
@@ -153,7 +155,7 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     /// Adds every store of `persistentStoreDescriptions`, calling `block` once per store.
     open func loadPersistentStores(completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
         for description in persistentStoreDescriptions {
-            if let url = description.url, description.type != NSInMemoryStoreType {
+            if let url = description.url, description.type != NSInMemoryStoreType, url.standardizedFileURL.path != "/dev/null" {
                 try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             }
             persistentStoreCoordinator.addPersistentStore(with: description, completionHandler: block)

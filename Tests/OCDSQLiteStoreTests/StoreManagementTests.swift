@@ -88,4 +88,24 @@ struct StoreManagementTests {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         _ = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "Cloud", at: url, options: nil)
     }
+
+    /// A description made without a URL is Apple's default: an SQLite store at `/dev/null`, in memory
+    /// only. It had no URL, and loading it failed with 134080.
+    @Test func aDescriptionWithoutAURLIsAnSQLiteStoreInMemory() throws {
+        let description = NSPersistentStoreDescription()
+        #expect(description.type == NSSQLiteStoreType)
+        #expect(description.url == URL(fileURLWithPath: "/dev/null"))
+        let container = NSPersistentContainer(name: "DevNull", managedObjectModel: TestModel.make())
+        container.persistentStoreDescriptions = [description]
+        var failures: [Error?] = []
+        container.loadPersistentStores { _, error in failures.append(error) }
+        #expect(failures.count == 1 && failures[0] == nil, "\(failures)")
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            NSEntityDescription.insertNewObject(forEntityName: "Company", into: context).setValue("Acme", forKey: "name")
+            try context.save()
+        }
+        #expect(try container.viewContext.count(for: NSFetchRequest<NSManagedObject>(entityName: "Company")) == 1)
+        #expect(FileManager.default.fileExists(atPath: "/dev/null"))
+    }
 }
