@@ -171,4 +171,38 @@ struct ModelEditingTests {
         b.subentities = [c]
         #expect(b.subentities.map(\.name) == ["C"])
     }
+
+    /// An entity's copy takes copies of its subentities and no parent, as Apple's does. It took no
+    /// subentities and kept its parent's name, so joining another model made it a subentity of whatever
+    /// entity there had that name.
+    @Test func anEntityCopyTakesItsSubentitiesNotItsParent() throws {
+        let person = Self.entity("Person", [Self.attribute("name")])
+        let employee = Self.entity("Employee", [Self.attribute("badge")])
+        let manager = Self.entity("Manager", [Self.attribute("level", .integer16AttributeType)])
+        person.subentities = [employee]
+        employee.subentities = [manager]
+        let model = NSManagedObjectModel()
+        model.entities = [person, employee, manager]
+
+        let employeeCopy = try #require(employee.copy() as? NSEntityDescription)
+        #expect(employeeCopy.superentity == nil)
+        #expect(employeeCopy.subentities.compactMap(\.name) == ["Manager"])
+        let managerCopy = try #require(employeeCopy.subentities.first)
+        #expect(managerCopy !== manager && managerCopy.superentity === employeeCopy)
+        #expect(managerCopy.attributesByName["level"] != nil && managerCopy.attributesByName["badge"] != nil)
+        #expect(employee.subentities.first === manager, "the original keeps its own")
+
+        // Another model with an unrelated entity named like the original's parent.
+        let other = NSManagedObjectModel()
+        other.entities = [Self.entity("Person"), employeeCopy, managerCopy]
+        #expect(employeeCopy.superentity == nil)
+        #expect(managerCopy.superentity === employeeCopy)
+
+        // Copying the whole model still rebuilds its hierarchy.
+        let modelCopy = try #require(model.copy() as? NSManagedObjectModel)
+        #expect(modelCopy.entities.compactMap(\.name) == ["Person", "Employee", "Manager"])
+        #expect(modelCopy.entitiesByName["Manager"]?.superentity === modelCopy.entitiesByName["Employee"])
+        #expect(modelCopy.entitiesByName["Employee"]?.superentity === modelCopy.entitiesByName["Person"])
+        #expect(modelCopy.entityVersionHashesByName == model.entityVersionHashesByName)
+    }
 }

@@ -202,8 +202,17 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
         managedObjectModel?.assertEditable()
     }
 
-    /// A copy with copies of the entity's own properties, belonging to no model and with no superentity.
+    /// A copy with copies of the entity's own properties and of its subentities (each a subentity of
+    /// the copy), belonging to no model and with no superentity, as Apple's copy is.
     public func copy(with zone: NSZone? = nil) -> Any {
+        let copy = copyAlone(keepingParentName: false)
+        copy.subentities = ownSubentities.map { $0.copy() as! NSEntityDescription }
+        return copy
+    }
+
+    /// A copy of this entity without its subentities. Copying a whole model, or merging models, copies
+    /// each entity this way and keeps the parent's name, which the new model resolves again.
+    package func copyAlone(keepingParentName: Bool) -> NSEntityDescription {
         let copy = NSEntityDescription()
         copy.name = name
         copy.managedObjectClassName = managedObjectClassName
@@ -213,7 +222,7 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
         copy.explicitRenamingIdentifier = explicitRenamingIdentifier
         copy.uniquenessConstraints = uniquenessConstraints
         copy.compoundIndexes = compoundIndexes
-        copy.superentityName = superentity?.name ?? superentityName
+        if keepingParentName { copy.superentityName = superentity?.name ?? superentityName }
         let properties = ownProperties.map { $0.copy() as! NSPropertyDescription }
         copy.properties = properties
         // Index elements point at the copy's properties, not the original's.

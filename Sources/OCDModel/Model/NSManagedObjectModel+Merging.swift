@@ -42,7 +42,7 @@ extension NSManagedObjectModel {
                 order.append(name)
             }
         }
-        entities = order.map { chosen[$0]!.copy() as! NSEntityDescription }
+        entities = order.map { chosen[$0]!.copyAlone(keepingParentName: true) }
         let byName = entitiesByName
         for model in models {
             for configuration in model.configurations {
@@ -92,7 +92,7 @@ extension NSManagedObjectModel {
             picked.append(entity)
         }
         self.init()
-        entities = picked.map { $0.copy() as! NSEntityDescription }
+        entities = picked.map { $0.copyAlone(keepingParentName: true) }
         // An entity's hash includes its superentity's, so parents were picked too; check the result anyway.
         guard isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) else { return nil }
     }

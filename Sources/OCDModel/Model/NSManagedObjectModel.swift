@@ -254,7 +254,7 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
     /// An editable copy: entities, configurations and templates copied, references resolved anew.
     public func copy(with zone: NSZone? = nil) -> Any {
         let copy = NSManagedObjectModel()
-        copy.entities = entityList.map { $0.copy() as! NSEntityDescription }
+        copy.entities = entityList.map { $0.copyAlone(keepingParentName: true) }
         let byName = copy.entitiesByName
         for configuration in configurationOrder {
             copy.setEntities((configurationEntities[configuration] ?? []).compactMap { $0.name.flatMap { byName[$0] } }, forConfigurationName: configuration)
