@@ -3,6 +3,9 @@ import OCDModel
 import OCDStore
 import Synchronization
 
+/// Apple's top-level name of the context's concurrency types.
+public typealias NSManagedObjectContextConcurrencyType = NSManagedObjectContext.ConcurrencyType
+
 /// A scratch pad of managed objects: it registers them (one object per ID), tracks their changes, and
 /// saves them through its coordinator.
 ///
@@ -19,6 +22,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         case privateQueueConcurrencyType = 1
         /// The context belongs to the main queue.
         case mainQueueConcurrencyType = 2
+
+        /// A private serial queue: the name of Apple's `ConcurrencyType` struct (2021).
+        public static var privateQueue: ConcurrencyType { .privateQueueConcurrencyType }
+        /// The main queue: the name of Apple's `ConcurrencyType` struct (2021).
+        public static var mainQueue: ConcurrencyType { .mainQueueConcurrencyType }
     }
 
     /// How `perform(schedule:_:)` runs its block.
@@ -138,6 +146,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     static let contextsCollectingWillSaveChanges = Atomic<Int>(0)
     /// The observer of other contexts' saves while `automaticallyMergesChangesFromParent` is on.
     var mergeObserver: NSObjectProtocol?
+
+    /// A context of the given concurrency type (`.privateQueue`, `.mainQueue`), without a coordinator.
+    public convenience init(_ type: ConcurrencyType) {
+        self.init(concurrencyType: type)
+    }
 
     /// A context of the given concurrency type, without a coordinator.
     public init(concurrencyType: ConcurrencyType) {

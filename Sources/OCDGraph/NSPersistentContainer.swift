@@ -89,11 +89,14 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
 /// ``newBackgroundContext()``, which ``performBackgroundTask(_:)`` calls.
 open class NSPersistentContainer: NSObject, @unchecked Sendable {
     /// The container's name: the default store's file name and the model's resource name.
-    public let name: String
+    open var name: String { storedName }
     /// The model the container was made with, or found by its name.
-    public let managedObjectModel: NSManagedObjectModel
+    open var managedObjectModel: NSManagedObjectModel { storedModel }
     /// The coordinator of the container's stores, made for ``managedObjectModel``.
-    public let persistentStoreCoordinator: NSPersistentStoreCoordinator
+    open var persistentStoreCoordinator: NSPersistentStoreCoordinator { storedCoordinator }
+    private let storedName: String
+    private let storedModel: NSManagedObjectModel
+    private let storedCoordinator: NSPersistentStoreCoordinator
     /// The stores `loadPersistentStores` adds. By default one SQLite store named after the container in
     /// `defaultDirectoryURL()`.
     open var persistentStoreDescriptions: [NSPersistentStoreDescription]
@@ -115,9 +118,9 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
 
     /// A container for `model`.
     public init(name: String, managedObjectModel model: NSManagedObjectModel) {
-        self.name = name
-        self.managedObjectModel = model
-        self.persistentStoreCoordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        self.storedName = name
+        self.storedModel = model
+        self.storedCoordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         let url = Self.defaultDirectoryURL().appendingPathComponent("\(name).sqlite")
         self.persistentStoreDescriptions = [NSPersistentStoreDescription(url: url)]
         super.init()

@@ -42,8 +42,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         PersistentStoreTypes.register(storeClass as? NSPersistentStore.Type, for: storeType)
     }
 
-    /// Where `store` is (its URL; nil for one without a file).
-    public func url(for store: NSPersistentStore) -> URL? {
+    /// Where `store` is: its URL (nil for a store without a file, such as an in-memory store; Apple's
+    /// declaration is not optional, so the result is implicitly unwrapped).
+    public func url(for store: NSPersistentStore) -> URL! {
         store.url
     }
 

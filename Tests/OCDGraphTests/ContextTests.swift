@@ -1586,6 +1586,52 @@ struct CoordinatorTests {
         }
         #expect(named == "background")
         #expect(container.viewContext.name == "main")
+        #expect(container.name == "Named GraphTests")
+    }
+
+    /// Names of Apple's Swift overlay that code written for Apple platforms uses: the concurrency types'
+    /// short names, `CocoaError`'s Core Data codes, shortcuts and userInfo readers, and the properties
+    /// Apple declares non-optional (each line here failed to compile before).
+    @Test func applesOverlayNamesCompileAndAnswer() throws {
+        let privateContext = NSManagedObjectContext(.privateQueue)
+        #expect(privateContext.concurrencyType == .privateQueueConcurrencyType)
+        let type: NSManagedObjectContextConcurrencyType = .mainQueue
+        #expect(type == .mainQueueConcurrencyType)
+
+        let stack = try TestStack()
+        stack.insert("Employee", ["age": 40])
+        do {
+            try stack.context.save()
+            Issue.record("a save without a mandatory name succeeded")
+        } catch let error as CocoaError where error.code == .validationMissingMandatoryProperty {
+            #expect(error.validationKey == "name")
+            #expect((error.validationObject as? NSManagedObject)?.entity.name == "Employee")
+            #expect(error.code == CocoaError.validationMissingMandatoryProperty)
+        }
+        stack.context.rollback()
+
+        let company = stack.insert("Company", ["name": "Acme"])
+        try stack.context.save()
+        let id = company.objectID
+        let other = stack.newContext()
+        try other.performAndWait {
+            other.delete(try other.existingObject(with: id))
+            try other.save()
+        }
+        let fresh = stack.newContext()
+        do {
+            _ = try fresh.performAndWait { try fresh.existingObject(with: id) }
+            Issue.record("a deleted object was found")
+        } catch CocoaError.managedObjectReferentialIntegrity {
+        } catch {
+            Issue.record("another error: \(error)")
+        }
+        #expect(CocoaError.Code.persistentStoreSaveConflicts.rawValue == 134050)
+        #expect(CocoaError.Code.sqlite.rawValue == NSSQLiteError)
+
+        let name = try #require(stack.model.entitiesByName["Employee"]?.attributesByName["name"])
+        #expect(name.entity.name == "Employee")
+        #expect(name.entity.managedObjectModel.entitiesByName["Company"] != nil)
     }
 
     static func inMemoryContainer() -> NSPersistentContainer {
@@ -1728,6 +1774,8 @@ final class NamingContainer: NSPersistentContainer, @unchecked Sendable {
         context.name = "background"
         return context
     }
+
+    override var name: String { "Named " + super.name }
 
     override var viewContext: NSManagedObjectContext {
         let context = super.viewContext

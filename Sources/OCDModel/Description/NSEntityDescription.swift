@@ -13,7 +13,7 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
     /// The entity's name, unique in its model.
     public var name: String? { willSet { assertEditable() } }
     /// The model the entity belongs to.
-    public internal(set) weak var managedObjectModel: NSManagedObjectModel?
+    public internal(set) weak var managedObjectModel: NSManagedObjectModel!
     /// What the layers above keep per entity of a model in use (the store layer's slot layout), so that
     /// finding it costs an atomic load rather than a locked table lookup per object.
     package let layerCache = OnceReference()

@@ -13,7 +13,7 @@ public class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The property's name: the key of `value(forKey:)`.
     public var name: String { willSet { assertEditable() } }
     /// The entity the property belongs to; set when the property is added to an entity.
-    public internal(set) var entity: NSEntityDescription? {
+    public internal(set) var entity: NSEntityDescription! {
         get { entityReference?.load(as: NSEntityDescription.self) }
         set {
             entityReference = newValue?.backreference
