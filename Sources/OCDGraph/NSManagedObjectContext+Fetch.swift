@@ -101,9 +101,20 @@ extension NSManagedObjectContext {
     }
 
     private func plan<T>(for request: NSFetchRequest<T>, entity: NSEntityDescription, pushLimits: Bool) -> StoreFetchPlan {
-        StoreFetchPlan(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate,
-                       sortDescriptors: pushLimits ? request.sortDescriptors ?? [] : [],
-                       fetchLimit: pushLimits ? request.fetchLimit : 0, fetchOffset: pushLimits ? request.fetchOffset : 0)
+        var plan = StoreFetchPlan(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate,
+                                  sortDescriptors: pushLimits ? request.sortDescriptors ?? [] : [],
+                                  fetchLimit: pushLimits ? request.fetchLimit : 0, fetchOffset: pushLimits ? request.fetchOffset : 0)
+        plan.affectedStores = request.affectedStores
+        return plan
+    }
+
+    /// Whether an unsaved object belongs to one of `stores`: its store, or for a new object the store
+    /// its save will write it to (the one it is assigned to, or the first that holds its entity).
+    private func belongs(_ object: NSManagedObject, to stores: [NSPersistentStore]?) -> Bool {
+        guard let stores else { return true }
+        let store = object.objectID.persistentStore ?? assignedStores[ObjectIdentifier(object)]
+            ?? (try? persistentStoreCoordinator?.store(for: object.entity))
+        return store.map { store in stores.contains { $0 === store } } ?? false
     }
 
     private func matchesEntity(_ object: NSManagedObject, _ entity: NSEntityDescription, _ includesSubentities: Bool) -> Bool {
@@ -158,8 +169,10 @@ extension NSManagedObjectContext {
                 if object.isUpdated, try !matches(object) { continue }
                 if seen.insert(ObjectIdentifier(object)).inserted { merged.append(object) }
             }
+            let affected = request.affectedStores
             for object in Array(updated.values) + Array(inserted.values)
-            where matchesEntity(object, entity, request.includesSubentities) && !object.isDeleted && !seen.contains(ObjectIdentifier(object)) {
+            where matchesEntity(object, entity, request.includesSubentities) && !object.isDeleted && !seen.contains(ObjectIdentifier(object))
+                && belongs(object, to: affected) {
                 if try matches(object) {
                     seen.insert(ObjectIdentifier(object))
                     merged.append(object)

@@ -342,7 +342,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     func executeFetchObjectIDs(_ plan: StoreFetchPlan) throws -> [NSManagedObjectID] {
         lock.lock()
         defer { lock.unlock() }
-        let holding = stores(holding: plan.entity)
+        let holding = stores(holding: plan.entity, among: plan.affectedStores)
         if holding.count == 1 { return try holding[0].executeFetchObjectIDs(plan) }
         return try executeFetch(plan).map(\.objectID)
     }
@@ -358,14 +358,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
     }
 
-    private func stores(holding entity: NSEntityDescription) -> [NSPersistentStore] {
-        persistentStores.filter { store in store.entities.contains { $0.name == entity.name } }
+    /// The stores whose configuration holds `entity`, of `affected` when the request names stores.
+    private func stores(holding entity: NSEntityDescription, among affected: [NSPersistentStore]? = nil) -> [NSPersistentStore] {
+        persistentStores.filter { store in
+            store.entities.contains { $0.name == entity.name } && (affected.map { $0.contains { $0 === store } } ?? true)
+        }
     }
 
     func executeFetch(_ plan: StoreFetchPlan) throws -> [StoreRow] {
         lock.lock()
         defer { lock.unlock() }
-        let holding = stores(holding: plan.entity)
+        let holding = stores(holding: plan.entity, among: plan.affectedStores)
         if holding.count <= 1 { return try holding.first?.executeFetch(plan) ?? [] }
         // Several stores: each answers without offset and limit, which apply to the merged result.
         var unlimited = plan
@@ -398,7 +401,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     func executeDictionaryFetch(_ request: StoreDictionaryRequest) throws -> StoreDictionaryRows? {
         lock.lock()
         defer { lock.unlock() }
-        let holding = stores(holding: request.plan.entity)
+        let holding = stores(holding: request.plan.entity, among: request.plan.affectedStores)
         guard holding.count == 1 else { return nil }
         return try holding[0].executeDictionaryFetch(request)
     }
@@ -406,7 +409,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     func countRows(_ plan: StoreFetchPlan) throws -> Int {
         lock.lock()
         defer { lock.unlock() }
-        let holding = stores(holding: plan.entity)
+        let holding = stores(holding: plan.entity, among: plan.affectedStores)
         if holding.count <= 1 { return try holding.first?.countRows(plan) ?? 0 }
         return try executeFetch(plan).count
     }

@@ -26,6 +26,8 @@ public struct StoreFetchPlan: @unchecked Sendable {
     /// objects it has realized keeps their values). Stores are free to ignore it; a coordinator with
     /// several stores drops it, since it sorts their rows by value.
     public var needsValues: ((NSManagedObjectID) -> Bool)?
+    /// The stores asked (the request's `affectedStores`); nil for every store holding the entity.
+    public var affectedStores: [NSPersistentStore]?
 
     /// A plan of `entity`'s rows.
     public init(entity: NSEntityDescription, includesSubentities: Bool = true, predicate: NSPredicate? = nil,
@@ -159,5 +161,15 @@ public struct StoreDictionaryRows: @unchecked Sendable {
     public init(keys: [String], rows: [[Any?]]) {
         self.keys = keys
         self.rows = rows
+    }
+}
+
+extension NSPersistentStoreRequest {
+    /// The stores the request goes to: a fetch asks only these (those of them that hold its entity), and
+    /// sees only the unsaved objects that belong, or will be saved, to one of them. Nil (the default)
+    /// for every store of the coordinator.
+    public var affectedStores: [NSPersistentStore]? {
+        get { affectedStoreObjects?.compactMap { $0 as? NSPersistentStore } }
+        set { affectedStoreObjects = newValue }
     }
 }

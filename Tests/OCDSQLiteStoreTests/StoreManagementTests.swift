@@ -4,6 +4,8 @@ import OCDModel
 import OCDSQLiteStore
 import OCDStore
 import Testing
+import OCDPredicate
+import class OCDPredicate.NSSortDescriptor
 
 /// Adding stores to a coordinator where Apple's Core Data refuses or reads options differently (found by
 /// an audit of the container and coordinator; each test failed before its fix).
@@ -107,5 +109,56 @@ struct StoreManagementTests {
         }
         #expect(try container.viewContext.count(for: NSFetchRequest<NSManagedObject>(entityName: "Company")) == 1)
         #expect(FileManager.default.fileExists(atPath: "/dev/null"))
+    }
+
+    /// A request's `affectedStores` limits it to those stores, saved rows and unsaved objects alike (the
+    /// property did not exist, so every fetch asked every store).
+    @Test func affectedStoresLimitAFetchToThoseStores() throws {
+        let folder = TemporaryFolder()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        let first = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: folder.file("A.sqlite"), options: nil)
+        let second = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: folder.file("B.sqlite"), options: nil)
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        func company(_ name: String, in store: NSPersistentStore) {
+            let object = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+            object.setValue(name, forKey: "name")
+            context.assign(object, to: store)
+        }
+        company("In A", in: first)
+        company("In B", in: second)
+        company("Also in B", in: second)
+        try context.save()
+        company("New in B", in: second)
+        company("New in A", in: first)
+
+        func names(_ stores: [NSPersistentStore]?, pending: Bool = true) throws -> [String] {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Company")
+            request.affectedStores = stores
+            request.includesPendingChanges = pending
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            return try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }
+        }
+        #expect(try names([first]) == ["In A", "New in A"])
+        #expect(try names([second]) == ["Also in B", "In B", "New in B"])
+        #expect(try names([second], pending: false) == ["Also in B", "In B"])
+        #expect(try names(nil).count == 5)
+        #expect(try names([first, second]).count == 5)
+
+        let count = NSFetchRequest<NSManagedObject>(entityName: "Company")
+        count.affectedStores = [second]
+        count.includesPendingChanges = false
+        #expect(try context.count(for: count) == 2)
+        let ids = NSFetchRequest<NSManagedObjectID>(entityName: "Company")
+        ids.resultType = .managedObjectIDResultType
+        ids.affectedStores = [first]
+        ids.includesPendingChanges = false
+        #expect(try context.fetch(ids).map { $0.persistentStore === first } == [true])
+        let dictionaries = NSFetchRequest<NSDictionary>(entityName: "Company")
+        dictionaries.resultType = .dictionaryResultType
+        dictionaries.propertiesToFetch = ["name"]
+        dictionaries.affectedStores = [first]
+        #expect(try context.fetch(dictionaries).compactMap { $0["name"] as? String } == ["In A"])
+        #expect((count.copy() as? NSFetchRequest<NSManagedObject>)?.affectedStores?.first === second)
     }
 }

@@ -38,6 +38,10 @@ public class NSPersistentStoreRequest: NSObject, @unchecked Sendable {
 
     /// The kind of this request.
     public var requestType: RequestType { .fetchRequestType }
+
+    /// The stores the request goes to (nil: every store). The store layer sits above this one, so they
+    /// are kept untyped here and read as `affectedStores` (`[NSPersistentStore]?`) there.
+    package var affectedStoreObjects: [AnyObject]?
 }
 
 /// A description of what to fetch: an entity, a predicate, an order, limits, and the form of the results.
@@ -133,6 +137,7 @@ public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest, NSCopyi
         copy.returnsDistinctResults = returnsDistinctResults
         copy.relationshipKeyPathsForPrefetching = relationshipKeyPathsForPrefetching
         copy.shouldRefreshRefetchedObjects = shouldRefreshRefetchedObjects
+        copy.affectedStoreObjects = affectedStoreObjects
         return copy
     }
 
