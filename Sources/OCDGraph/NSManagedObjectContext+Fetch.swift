@@ -9,11 +9,8 @@ import class OCDPredicate.NSSortDescriptor
 extension NSManagedObjectID: NSFetchRequestResult {}
 
 extension NSManagedObjectContext {
-    /// Executes `request`. Results include the context's unsaved changes unless
-    /// `includesPendingChanges` is false: an unsaved insert that matches is returned, an updated object is
-    /// judged by its current values, a deleted one is left out. Dictionary results see only the stores. A
-    /// fetch never overwrites the values of an object already realized in the context.
-    public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+    /// `fetch(_:)`'s work (the entry point is in the class, where a subclass can override it).
+    func fetchResults<T>(_ request: NSFetchRequest<T>) throws -> [T] {
         assertQueue()
         let entity = resolveEntity(of: request)
         return try reportingEvaluationFailures {
@@ -59,8 +56,8 @@ extension NSManagedObjectContext {
         return values.map { cast($0, to: T.self, entity: entity) }
     }
 
-    /// The number of objects `request` would return (pending changes included, as in `fetch(_:)`).
-    public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+    /// `count(for:)`'s work (the entry point is in the class).
+    func countResults<T>(for request: NSFetchRequest<T>) throws -> Int {
         assertQueue()
         let entity = resolveEntity(of: request)
         return try reportingEvaluationFailures {

@@ -6,14 +6,8 @@ import OCDStore
 // are refreshed, inserted ones faulted in, deleted ones deleted. The objects' values come from the store,
 // which already holds the saved changes; only the IDs travel.
 extension NSManagedObjectContext {
-    /// Merges the changes of another context's `NSManagedObjectContextDidSave` notification: registered
-    /// objects the other context updated are refreshed, keeping this context's own changes over the stored
-    /// values (`refresh(_:mergeChanges: true)`); objects it inserted are faulted in; registered objects it
-    /// deleted are deleted here, let go of by the objects that point to them, and leave the context as a
-    /// saved deletion would. Call it on the context's queue (in `perform`). An
-    /// `NSManagedObjectContextObjectsDidChange` reports the merge: inserted, refreshed and deleted objects
-    /// (and, as updated, objects that let go of a deleted one).
-    public func mergeChanges(fromContextDidSave notification: Notification) {
+    /// `mergeChanges(fromContextDidSave:)`'s work (the entry point is in the class).
+    func mergeContextDidSave(_ notification: Notification) {
         assertQueue()
         let info = notification.userInfo ?? [:]
         mergeSavedChanges(inserted: objectIDs(info, NSInsertedObjectsKey, NSInsertedObjectIDsKey),

@@ -3,13 +3,8 @@ import OCDModel
 import OCDStore
 
 extension NSManagedObjectContext {
-    /// Saves the context's changes to its stores: processes pending changes, posts
-    /// `NSManagedObjectContextWillSave`, validates each deleted, inserted and updated object and calls its
-    /// `willSave()` (again for objects that validation or `willSave()` changed), writes all changes at
-    /// once, calls `didSave()` and posts
-    /// `NSManagedObjectContextDidSave` and `NSManagedObjectContextDidSaveObjectIDs`. A failed save changes
-    /// nothing in the store and leaves the context's changes in place.
-    public func save() throws {
+    /// `save()`'s work (the entry point is in the class, where a subclass can override it).
+    func saveContext() throws {
         assertQueue()
         if isSaving {
             throw coreDataError(132001, [NSLocalizedDescriptionKey: "attempt to recursively call -save: on the context aborted"])

@@ -46,38 +46,67 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         didSet { modelLookups = ModelLookups() }
     }
     /// A name for debugging.
-    public var name: String?
+    open var name: String?
     /// The application's own values.
     public var userInfo = NSMutableDictionary()
     /// The undo manager; nil by default, as in current Core Data. (Undo registration is a later issue.)
-    public var undoManager: UndoManager?
+    open var undoManager: UndoManager?
+
+    // The entry points a subclass overrides, as with Apple's class; the work is in the extensions
+    // (members of an extension cannot be overridden).
+
+    /// Saves the context's changes to its stores: processes pending changes, posts
+    /// `NSManagedObjectContextWillSave`, validates each deleted, inserted and updated object and calls its
+    /// `willSave()` (again for objects that validation or `willSave()` changed), writes all changes at
+    /// once, calls `didSave()` and posts
+    /// `NSManagedObjectContextDidSave` and `NSManagedObjectContextDidSaveObjectIDs`. A failed save changes
+    /// nothing in the store and leaves the context's changes in place.
+    open func save() throws { try saveContext() }
+
+    /// Executes `request`. Results include the context's unsaved changes unless
+    /// `includesPendingChanges` is false: an unsaved insert that matches is returned, an updated object is
+    /// judged by its current values, a deleted one is left out. Dictionary results see only the stores. A
+    /// fetch never overwrites the values of an object already realized in the context.
+    open func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] { try fetchResults(request) }
+
+    /// The number of objects `request` would return (pending changes included, as in `fetch(_:)`).
+    open func count<T>(for request: NSFetchRequest<T>) throws -> Int { try countResults(for: request) }
+
+    /// Merges the changes of another context's `NSManagedObjectContextDidSave` notification: registered
+    /// objects the other context updated are refreshed, keeping this context's own changes over the stored
+    /// values (`refresh(_:mergeChanges: true)`); objects it inserted are faulted in; registered objects it
+    /// deleted are deleted here, let go of by the objects that point to them, and leave the context as a
+    /// saved deletion would. Call it on the context's queue (in `perform`). An
+    /// `NSManagedObjectContextObjectsDidChange` reports the merge: inserted, refreshed and deleted objects
+    /// (and, as updated, objects that let go of a deleted one).
+    open func mergeChanges(fromContextDidSave notification: Notification) { mergeContextDidSave(notification) }
 
     /// Ends the current event and asks the undo manager to undo its last group. Contexts do not register
     /// their own changes yet (Graph.md), so this undoes what the application registered.
-    public func undo() {
+    open func undo() {
         assertQueue()
         processPendingChanges()
         undoManager?.undo()
     }
 
     /// Ends the current event and asks the undo manager to redo the last group undone.
-    public func redo() {
+    open func redo() {
         assertQueue()
         processPendingChanges()
         undoManager?.redo()
     }
     /// Whether a fault whose row is gone becomes a deleted object with nil values (true) or stops.
-    public var shouldDeleteInaccessibleFaults = true
+    open var shouldDeleteInaccessibleFaults = true
     /// How old cached data that fills a fault may be; negative (the default) means no limit. With 0, the
     /// faults a fetch returns (or meets, registered) hold no row and read theirs from the store when they
     /// fire, a batch per query, as Apple documents for "no staleness is acceptable"; a fault no fetch has
     /// met since keeps the row it holds. A positive interval is not yet honoured: cached rows fill faults
     /// whatever their age, as with a negative one.
-    public var stalenessInterval: TimeInterval = -1
+    open var stalenessInterval: TimeInterval = -1
     /// How `save()` resolves conflicts with the store: an ``NSMergePolicy`` (Apple types the property
     /// `Any`). The default is `NSErrorMergePolicy`, which makes the save fail. Setting anything that is not
     /// an `NSMergePolicy` stops, as Apple raises.
-    public var mergePolicy: Any = NSMergePolicy.error {
+    open var mergePolicy: Any = NSMergePolicy.error {
         didSet {
             if !(mergePolicy is NSMergePolicy) {
                 fatalError("mergePolicy: \(type(of: mergePolicy)) is not an NSMergePolicy. Use NSMergePolicy.mergeByPropertyObjectTrump, NSMergeByPropertyObjectTrumpMergePolicy or another NSMergePolicy.")
@@ -246,12 +275,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Runs `block` on the context's queue, asynchronously. Pending changes are processed at its end.
-    public func perform(_ block: @escaping @Sendable () -> Void) {
+    open func perform(_ block: @escaping @Sendable () -> Void) {
         queue.async { self.runOnQueue(block) }
     }
 
     /// Runs `block` on the context's queue and waits; reentrant (runs at once when already there).
-    public func performAndWait<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
+    open func performAndWait<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
         if isOnQueue { return try runOnQueue(block) }
         let result: Result<T, E> = withoutActuallyEscaping(block) { escapable in
             nonisolated(unsafe) let escapable = escapable
@@ -261,7 +290,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Runs `block` on the context's queue and returns its result to the caller's isolation.
-    public func perform<T, E: Error>(schedule: ScheduledTaskType = .immediate, _ block: @escaping () throws(E) -> T) async throws(E) -> sending T {
+    open func perform<T, E: Error>(schedule: ScheduledTaskType = .immediate, _ block: @escaping () throws(E) -> T) async throws(E) -> sending T {
         nonisolated(unsafe) let block = block
         if schedule == .immediate && isOnQueue {
             let box = UnsafeResultBox(result: Result<T, E> { () throws(E) -> T in try runOnQueue(block) })
@@ -279,25 +308,25 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // MARK: Registered objects
 
     /// Every object registered in the context.
-    public var registeredObjects: Set<NSManagedObject> { Set(registry.values) }
+    open var registeredObjects: Set<NSManagedObject> { Set(registry.values) }
     /// Objects inserted since the last save.
-    public var insertedObjects: Set<NSManagedObject> { Set(inserted.values) }
+    open var insertedObjects: Set<NSManagedObject> { Set(inserted.values) }
     /// Objects with unsaved changes (not inserted or deleted ones).
-    public var updatedObjects: Set<NSManagedObject> { Set(updated.values) }
+    open var updatedObjects: Set<NSManagedObject> { Set(updated.values) }
     /// Objects that the next save deletes.
-    public var deletedObjects: Set<NSManagedObject> { Set(deleted.values) }
+    open var deletedObjects: Set<NSManagedObject> { Set(deleted.values) }
     /// Whether the context has unsaved changes.
-    public var hasChanges: Bool { !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty }
+    open var hasChanges: Bool { !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty }
 
     /// The object registered for `objectID`, or nil. Never fetches.
-    public func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
+    open func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
         assertQueue()
         return registry[objectID]
     }
 
     /// The object for `objectID`: the registered one, or a new fault (without I/O). Stops when the ID's
     /// store is not one of the coordinator's, as Apple raises.
-    public func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+    open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
         assertQueue()
         if let object = registry[objectID] { return object }
         if objectID.isTemporaryID {
@@ -313,7 +342,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// The object for `objectID`, realized; throws `NSManagedObjectReferentialIntegrityError` when the
     /// store has no such object.
-    public func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+    open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
         assertQueue()
         if let object = registry[objectID], !object.isFault || object.isDeleted { return object }
         guard !objectID.isTemporaryID, let row = storeRow(for: objectID) else {
@@ -334,7 +363,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Registers `object` as inserted; it is saved at the next save. Calls `awakeFromInsert()` the first
     /// time. Inserting a deleted object undeletes it.
-    public func insert(_ object: NSManagedObject) {
+    open func insert(_ object: NSManagedObject) {
         assertQueue()
         if let owner = object.contextReference, owner !== backreference {
             fatalError("An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext (\(object.objectID)).")
@@ -407,7 +436,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Marks `object` to be deleted at the next save. Delete rules run at `processPendingChanges()`.
-    public func delete(_ object: NSManagedObject) {
+    open func delete(_ object: NSManagedObject) {
         assertQueue()
         // An object outside any context (deleted and saved, or never inserted): nothing to do, as on Apple.
         guard let owner = object.managedObjectContext else { return }
@@ -502,7 +531,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Runs delete rules for objects deleted since the last call, drops objects inserted and deleted
     /// before any save, and posts `NSManagedObjectContextObjectsDidChange`.
-    public func processPendingChanges() {
+    open func processPendingChanges() {
         assertQueue()
         guard !isProcessingPendingChanges else { return }
         isProcessingPendingChanges = true
@@ -612,7 +641,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Discards every unsaved change: inserted objects are dropped, deleted and updated ones get their
     /// committed values back (`awake(fromSnapshotEvents: .rollback)`).
-    public func rollback() {
+    open func rollback() {
         assertQueue()
         pendingDeletePropagation = []
         // What observers see undone, as undoing each change would announce it: an announced insertion
@@ -663,7 +692,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Forgets every registered object: they turn into faults and leave the context.
-    public func reset() {
+    open func reset() {
         assertQueue()
         let objects = Array(registry.values)
         let invalidated = Array(registry.keys)
@@ -699,7 +728,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// `false`: turns `object` into a fault and drops its unsaved changes. `true`: reads its values again
     /// from the store and puts its unsaved changes back on top.
-    public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+    open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         assertQueue()
         refresh(object, mergeChanges: flag, fetched: nil)
     }
@@ -740,7 +769,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Refreshes every registered object: those with changes keep them, the others turn into faults.
-    public func refreshAllObjects() {
+    open func refreshAllObjects() {
         assertQueue()
         for object in Array(registry.values) { refresh(object, mergeChanges: object.hasChanges) }
     }
@@ -750,7 +779,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Chooses the store a newly inserted object is saved to, among stores whose configuration holds its
     /// entity (by default, the first such store). Stops with Apple's reason when the store does not hold
     /// the entity, or the object is not a new object of this context.
-    public func assign(_ object: Any, to store: NSPersistentStore) {
+    open func assign(_ object: Any, to store: NSPersistentStore) {
         assertQueue()
         guard let object = object as? NSManagedObject else {
             fatalError("assign(_:to:): \(object) is not a managed object.")
@@ -768,7 +797,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Gives the objects permanent IDs from their stores now, rather than at save.
-    public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+    open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
         try assignPermanentIDs(objects, distinct: false)
     }
 

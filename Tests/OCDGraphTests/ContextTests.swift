@@ -1634,6 +1634,22 @@ struct CoordinatorTests {
         #expect(name.entity.managedObjectModel.entitiesByName["Company"] != nil)
     }
 
+    /// A context subclass overrides what Apple's lets subclasses override (`save()`, `fetch(_:)`,
+    /// `processPendingChanges()` …): these were `public`, or in extensions, and could not be.
+    @Test func aContextSubclassOverridesSaveAndFetch() throws {
+        let stack = try TestStack()
+        let context = CountingContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = stack.coordinator
+        stack.insert("Company", ["name": "Acme"], into: context)
+        try context.save()
+        #expect(context.saves == 1)
+        #expect(try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Company")).count == 1)
+        #expect(context.fetches == 1)
+        #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Company")) == 1)
+        #expect(context.counts == 1)
+        #expect(context.pendingChangeRuns > 0, "save() and fetch(_:) process pending changes through the override")
+    }
+
     static func inMemoryContainer() -> NSPersistentContainer {
         let container = NSPersistentContainer(name: "GraphTests", managedObjectModel: TestModel.make())
         let description = NSPersistentStoreDescription()
@@ -1781,5 +1797,30 @@ final class NamingContainer: NSPersistentContainer, @unchecked Sendable {
         let context = super.viewContext
         context.name = "main"
         return context
+    }
+}
+
+/// A context that counts the calls its overrides see.
+final class CountingContext: NSManagedObjectContext, @unchecked Sendable {
+    var saves = 0, fetches = 0, counts = 0, pendingChangeRuns = 0
+
+    override func save() throws {
+        saves += 1
+        try super.save()
+    }
+
+    override func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        fetches += 1
+        return try super.fetch(request)
+    }
+
+    override func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        counts += 1
+        return try super.count(for: request)
+    }
+
+    override func processPendingChanges() {
+        pendingChangeRuns += 1
+        super.processPendingChanges()
     }
 }
