@@ -130,23 +130,30 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     /// main bundle or beside the executable. Stops when there is none, as Apple's container cannot work
     /// without a model.
     public convenience init(name: String) {
-        guard let model = Self.findModel(named: name) else {
+        let (model, failure) = Self.findModel(named: name)
+        guard let model else {
+            if let failure {
+                fatalError("NSPersistentContainer(name:): the model \(name) cannot be loaded: \(failure)")
+            }
             fatalError("NSPersistentContainer(name:): no model named \(name) (.momd, .mom, .ocdmodel or .xcdatamodeld) in the main bundle or beside the executable. Use init(name:managedObjectModel:).")
         }
         self.init(name: name, managedObjectModel: model)
     }
 
-    private static func findModel(named name: String) -> NSManagedObjectModel? {
+    /// The first model of the name that loads, or why the last one found did not.
+    private static func findModel(named name: String) -> (NSManagedObjectModel?, Error?) {
         var folders: [URL] = [Bundle.main.bundleURL]
         if let resources = Bundle.main.resourceURL { folders.append(resources) }
         folders.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
+        var failure: Error?
         for folder in folders {
             for ext in ["momd", "mom", "ocdmodel", "xcdatamodeld"] {
                 let url = folder.appendingPathComponent("\(name).\(ext)")
-                if FileManager.default.fileExists(atPath: url.path), let model = NSManagedObjectModel(contentsOf: url) { return model }
+                guard FileManager.default.fileExists(atPath: url.path) else { continue }
+                do { return (try NSManagedObjectModel(validatingContentsOf: url), nil) } catch { failure = error }
             }
         }
-        return nil
+        return (nil, failure)
     }
 
     /// Where stores go by default: the user's application support folder (`~/.local/share` on Linux).

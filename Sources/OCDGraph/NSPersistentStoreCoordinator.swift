@@ -42,6 +42,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         PersistentStoreTypes.register(storeClass as? NSPersistentStore.Type, for: storeType)
     }
 
+    /// The spelling of ``registerStoreClass(_:forStoreType:)`` earlier versions of this project had.
+    @available(*, deprecated, renamed: "registerStoreClass(_:forStoreType:)")
+    public class func registerStoreClass(_ storeClass: AnyClass?, type storeType: String) {
+        registerStoreClass(storeClass, forStoreType: storeType)
+    }
+
     /// Where `store` is: its URL (nil for a store without a file, such as an in-memory store; Apple's
     /// declaration is not optional, so the result is implicitly unwrapped).
     public func url(for store: NSPersistentStore) -> URL! {

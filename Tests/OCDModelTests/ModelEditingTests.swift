@@ -34,10 +34,10 @@ struct ModelEditingTests {
         #expect(model.entities(forConfigurationName: "Cloud")?.compactMap(\.name) == ["A"])
         #expect(model.configurations == ["Cloud"])
 
-        // Replaced by an edited copy: the copy is not a member until the configuration names it.
+        // Replaced by an edited copy: the copy takes its place, as references by name are resolved again.
         let edited = a.copy() as! NSEntityDescription
         model.entities = [edited]
-        #expect(model.entities(forConfigurationName: "Cloud")?.isEmpty == true)
+        #expect(model.entities(forConfigurationName: "Cloud")?.first === edited)
     }
 
     @Test func aConfigurationTakesOnlyTheModelsEntities() async {
@@ -55,7 +55,7 @@ struct ModelEditingTests {
     @Test func aRedeclaredInheritedPropertyStopsWhenTheModelIsUsed() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let employee = ModelEditingTests.entity("Employee", [ModelEditingTests.attribute("age", .integer16AttributeType)])
-            let manager = ModelEditingTests.entity("Manager", [ModelEditingTests.attribute("age", .integer16AttributeType)])
+            let manager = ModelEditingTests.entity("Manager", [ModelEditingTests.attribute("age", .integer32AttributeType)])
             employee.subentities = [manager]
             let model = NSManagedObjectModel()
             model.entities = [employee, manager]
@@ -69,13 +69,35 @@ struct ModelEditingTests {
     @Test func aModelFileRedeclaringAnInheritedPropertyIsALoadError() throws {
         let url = try temporaryModel(modelXML("""
             <entity name="Employee"><attribute name="age" attributeType="Integer 16"/></entity>
-            <entity name="Manager" parentEntity="Employee"><attribute name="age" attributeType="Integer 16"/></entity>
+            <entity name="Manager" parentEntity="Employee"><attribute name="age" attributeType="Integer 32"/></entity>
             """))
         #expect {
             try NSManagedObjectModel(validatingContentsOf: url)
         } throws: { error in
             (error as? ModelLoadError)?.problem.contains("Property named 'age' in entity 'Manager' conflicts with property inherited from parent entity 'Employee'") == true
         }
+    }
+
+    /// A redeclaration that repeats the inherited property exactly is accepted, as Apple's Core Data
+    /// accepts it, and dropped: the subentity inherits the property (one column in a store). Written as
+    /// `sub.properties = parent.properties + [extra]` before the two are linked, it is common.
+    @Test func anIdenticalRedeclarationIsInheritedInstead() throws {
+        let employee = Self.entity("Employee", [Self.attribute("name"), Self.attribute("age", .integer16AttributeType)])
+        let manager = Self.entity("Manager", employee.properties + [Self.attribute("level", .integer16AttributeType)])
+        #expect(manager.properties.map(\.name) == ["name", "age", "level"])
+        employee.subentities = [manager]
+        let model = NSManagedObjectModel()
+        model.entities = [employee, manager]
+        model.markInUse()
+        #expect(manager.ownProperties.map(\.name) == ["level"])
+        #expect(manager.propertiesByName["age"] === employee.propertiesByName["age"])
+
+        let url = try temporaryModel(modelXML("""
+            <entity name="Employee"><attribute name="age" optional="YES" attributeType="Integer 16"/></entity>
+            <entity name="Manager" parentEntity="Employee"><attribute name="age" optional="YES" attributeType="Integer 16"/></entity>
+            """))
+        let loaded = try NSManagedObjectModel(validatingContentsOf: url)
+        #expect(loaded.entitiesByName["Manager"]?.ownProperties.isEmpty == true)
     }
 
     /// A uniqueness constraint on no property, or on a to-many relationship, was accepted and never
@@ -157,6 +179,34 @@ struct ModelEditingTests {
         }
         let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(output.contains("Can't set superentity of self to self"), "stopped with: \(output)")
+    }
+
+    @Test func anEntityCannotBeASubentityOfItsOwnSubentity() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let a = ModelEditingTests.entity("A"), b = ModelEditingTests.entity("B")
+            a.subentities = [b]
+            b.subentities = [a]
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("a subentity of its own subentity"), "stopped with: \(output)")
+    }
+
+    /// Copies of a model's entities, each made with `copy()` (which brings copies of its subentities),
+    /// make a model whose hierarchy is its own entities: the subentity copies outside it give way to the
+    /// listed entities of their names.
+    @Test func aModelOfEntityCopiesKeepsItsHierarchyToItsOwnEntities() {
+        let person = Self.entity("Person", [Self.attribute("name")])
+        let employee = Self.entity("Employee", [Self.attribute("badge")])
+        person.subentities = [employee]
+        let model = NSManagedObjectModel()
+        model.entities = [person, employee]
+        let other = NSManagedObjectModel()
+        other.entities = model.entities.map { $0.copy() as! NSEntityDescription }
+        let copies = other.entitiesByName
+        #expect(copies["Person"]?.subentities.count == 1)
+        #expect(copies["Person"]?.subentities.first === copies["Employee"])
+        #expect(copies["Employee"]?.superentity === copies["Person"])
+        #expect(other.entityVersionHashesByName == model.entityVersionHashesByName)
     }
 
     /// Moving a subentity is still possible: take it from its parent first.

@@ -131,8 +131,9 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
     // MARK: Inheritance
 
     /// The entities that inherit from this one. Setting them makes this entity their superentity. An
-    /// entity has one superentity: giving it a second (of the same model, or both of none), or making an
-    /// entity its own subentity, stops with Apple's reason, as Apple raises.
+    /// entity has one superentity: giving it a second of the same model (or both of none) stops with
+    /// Apple's reason, as Apple raises, and so does making an entity a subentity of itself or of one of
+    /// its own subentities. A child whose parent is in another model (editable) leaves that parent's list.
     public var subentities: [NSEntityDescription] {
         get { ownSubentities }
         set {
@@ -141,11 +142,15 @@ public final class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable
             for child in ownSubentities + newValue { child.assertEditable() }
             for child in newValue {
                 if child === self { fatalError("NSEntityDescription: Can't set superentity of self to self ('\(name ?? "")').") }
-                // A parent in another model is a reference a copy or a merge left, resolved again by name.
-                if let parent = child.superentity, parent !== self, parent.managedObjectModel === managedObjectModel,
-                   parent.ownSubentities.contains(where: { $0 === child }) {
+                if isKindOf(entity: child) {
+                    fatalError("NSEntityDescription: Can't make '\(child.name ?? "")' a subentity of its own subentity '\(name ?? "")'.")
+                }
+                guard let parent = child.superentity, parent !== self, parent.ownSubentities.contains(where: { $0 === child }) else { continue }
+                if parent.managedObjectModel === managedObjectModel {
                     fatalError("NSEntityDescription: Can't add an entity to multiple superentities ('\(child.name ?? "")' is a subentity of '\(parent.name ?? "")').")
                 }
+                // A parent in another model: a reference a copy or a merge left, resolved again by name.
+                if parent.managedObjectModel?.isEditable ?? true { parent.ownSubentities.removeAll { $0 === child } }
             }
             for child in ownSubentities where child.superentity === self {
                 child.superentity = nil

@@ -124,6 +124,7 @@ extension NSManagedObjectModel {
             throw failure(problem)
         }
         self.entities = entities
+        dropIdenticalRedeclarations()
         // What Core Data would refuse once the model is used is a fault of the file, reported now.
         if let problem = usageProblems().first {
             throw failure(EntityGraph.Problem(entity: problem.entity, reason: problem.reason))

@@ -18,8 +18,8 @@ extension NSManagedObjectModel {
     /// model becomes immutable or its entity is edited. A coordinator stops with them (``markInUse()``);
     /// a model file's reader throws the first as a load error.
     ///
-    /// - A property of a subentity named like one it inherits. Apple allows an identical redeclaration,
-    ///   which a store here would still map to a column of its own, so every one is refused.
+    /// - A property of a subentity named like one it inherits, unless it repeats it exactly (the model
+    ///   drops such a repetition when it is used: ``dropIdenticalRedeclarations()``).
     /// - A uniqueness constraint naming no property of the entity, a to-many relationship or a fetched
     ///   property (Apple raises when the constraints are set; here, once the model is used, as an entity's
     ///   constraints may be set before its properties).
@@ -57,6 +57,23 @@ extension NSManagedObjectModel {
             }
         }
         return problems
+    }
+
+    /// Removes from each subentity the properties that repeat an inherited one exactly (the same kind and
+    /// version hash), which Apple's Core Data accepts: the entity inherits the property instead, so a store
+    /// maps it to the parent's column. `sub.properties = parent.properties + [extra]`, written before the
+    /// two are linked, declares the parent's properties again this way (as copies).
+    package func dropIdenticalRedeclarations() {
+        for entity in entities {
+            guard let parent = entity.superentity else { continue }
+            let inherited = parent.propertiesByName
+            let repeated = entity.ownProperties.filter { property in
+                guard let original = inherited[property.name] else { return false }
+                return type(of: original) == type(of: property) && original.versionHash == property.versionHash
+            }
+            if repeated.isEmpty { continue }
+            entity.properties = entity.ownProperties.filter { property in !repeated.contains { $0 === property } }
+        }
     }
 
     /// What `cdtool model validate` and `cdtool compile` report, one line each: `error:` for what breaks a

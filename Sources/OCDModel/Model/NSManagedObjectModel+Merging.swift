@@ -73,9 +73,18 @@ extension NSManagedObjectModel {
 
     /// Whether two templates of one name ask for the same thing (what merging them may keep one of).
     private static func sameTemplate(_ a: NSFetchRequest<NSFetchRequestResult>, _ b: NSFetchRequest<NSFetchRequestResult>) -> Bool {
-        a.entityName == b.entityName && a.predicate?.predicateFormat == b.predicate?.predicateFormat
+        func names(_ properties: [Any]?) -> [String]? {
+            properties?.map { ($0 as? NSPropertyDescription)?.name ?? "\($0)" }
+        }
+        return a.entityName == b.entityName && a.predicate?.predicateFormat == b.predicate?.predicateFormat
             && a.sortDescriptors?.map(\.description) == b.sortDescriptors?.map(\.description)
             && a.fetchLimit == b.fetchLimit && a.fetchOffset == b.fetchOffset && a.resultType == b.resultType
+            && a.fetchBatchSize == b.fetchBatchSize && a.includesSubentities == b.includesSubentities
+            && a.includesPendingChanges == b.includesPendingChanges && a.includesPropertyValues == b.includesPropertyValues
+            && a.returnsObjectsAsFaults == b.returnsObjectsAsFaults && a.returnsDistinctResults == b.returnsDistinctResults
+            && names(a.propertiesToFetch) == names(b.propertiesToFetch) && names(a.propertiesToGroupBy) == names(b.propertiesToGroupBy)
+            && a.havingPredicate?.predicateFormat == b.havingPredicate?.predicateFormat
+            && a.relationshipKeyPathsForPrefetching == b.relationshipKeyPathsForPrefetching
     }
 
     /// The model a store was made with, assembled from `models` (typically every version of an app's model):
@@ -105,7 +114,14 @@ extension NSManagedObjectModel {
     public static func mergedModel(from bundles: [Bundle]?) -> NSManagedObjectModel? {
         var models: [NSManagedObjectModel] = []
         for url in modelURLs(in: bundles) {
-            if let model = NSManagedObjectModel(contentsOf: url) { models.append(model) }
+            do {
+                models.append(try NSManagedObjectModel(validatingContentsOf: url))
+            } catch {
+                // Apple's Core Data logs the model it leaves out too.
+                // (To file descriptor 2 directly: FileHandle's write stops the process on a closed pipe.)
+                let line = "OpenCoreData: mergedModel(from:) leaves out the model at \(url.path), which cannot be loaded: \(error)\n"
+                _ = line.withCString { write(2, $0, strlen($0)) }
+            }
         }
         guard !models.isEmpty else { return nil }
         return try? NSManagedObjectModel(validatingMerging: models)

@@ -53,9 +53,13 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
             entityList = newValue
             for entity in newValue { entity.managedObjectModel = self }
             // An entity that leaves the model leaves its configurations too, as in Apple's model: a store
-            // of the configuration would otherwise map it and record no version hash for it.
+            // of the configuration would otherwise map it and record no version hash for it. One replaced
+            // by an entity of its name (an edited copy) is that entity there, as references by name are.
+            let replacements = Dictionary(newValue.compactMap { entity in entity.name.map { ($0, entity) } }, uniquingKeysWith: { first, _ in first })
             for configuration in configurationOrder {
-                configurationEntities[configuration]?.removeAll { member in !newValue.contains { $0 === member } }
+                configurationEntities[configuration] = configurationEntities[configuration]?.compactMap { member in
+                    newValue.contains { $0 === member } ? member : member.name.flatMap { replacements[$0] }
+                }
             }
             resolveReferences()
         }
@@ -85,6 +89,16 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
                entity.superentity.map({ $0.managedObjectModel !== self }) ?? true, let parent = byName[parentName] {
                 parent.subentities = parent.subentities.filter { $0 !== entity && $0.name != entity.name } + [entity]
             }
+        }
+        // A subentity outside the model (an entity's `copy()` brings copies of its subentities) gives way
+        // to the model's entity of its name, or goes: a hierarchy reaches only the model's entities.
+        for entity in entityList where entity.subentities.contains(where: { child in !entityList.contains { $0 === child } }) {
+            var members: [NSEntityDescription] = []
+            for child in entity.subentities {
+                let member = entityList.contains(where: { $0 === child }) ? child : child.name.flatMap { byName[$0] }
+                if let member, !members.contains(where: { $0 === member }) { members.append(member) }
+            }
+            entity.subentities = members
         }
         for entity in entityList {
             for case let relationship as NSRelationshipDescription in entity.ownProperties {
@@ -222,8 +236,9 @@ public final class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendabl
     /// a subentity redeclaring an inherited property, a uniqueness constraint on no property) stops with
     /// Apple's reason, as Apple raises.
     package func markInUse() {
-        if isEditable, let problem = usageProblems().first {
-            fatalError("NSManagedObjectModel: \(problem.reason)")
+        if isEditable {
+            dropIdenticalRedeclarations()
+            if let problem = usageProblems().first { fatalError("NSManagedObjectModel: \(problem.reason)") }
         }
         inUse.store(true, ordering: .releasing)
     }
