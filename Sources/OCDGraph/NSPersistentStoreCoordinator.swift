@@ -97,6 +97,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 NSLocalizedDescriptionKey: "Can't add the same store twice (\(storeURL.path)).",
             ])
         }
+        // A copy of an added store's file is refused before it is opened, which would already apply its
+        // options (pragmas, VACUUM) to it; a store whose file says nothing is checked once open, below.
+        if let storeURL, !stores.isEmpty,
+           let identifier = (try? storeClass.metadataForPersistentStore(with: storeURL))?[NSStoreUUIDKey] as? String,
+           stores.contains(where: { $0.identifier == identifier }) {
+            throw Self.sameStoreTwice(identifier, storeURL)
+        }
         let store = storeClass.init(model: managedObjectModel, configurationName: configuration, at: storeURL, options: options)
         do {
             try store.loadMetadata()
@@ -109,15 +116,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         // for different rows (an ID is its store identifier, entity and key), and one store's object
         // would stand for the other's row.
         if let identifier = store.identifier, stores.contains(where: { $0.identifier == identifier }) {
-            throw coreDataError(NSPersistentStoreOperationError, [
-                NSLocalizedDescriptionKey: "Can't add the same store twice (a store with the identifier \(identifier) is already added; \(storeURL?.path ?? "no URL")).",
-            ])
+            throw Self.sameStoreTwice(identifier, storeURL)
         }
         postStoresChange(.NSPersistentStoreCoordinatorStoresWillChange, added: [store])
         store.coordinatorReference = self
         stores.append(store)
         store.didAdd(to: self)
         return store
+    }
+
+    private static func sameStoreTwice(_ identifier: String, _ url: URL?) -> NSError {
+        coreDataError(NSPersistentStoreOperationError, [
+            NSLocalizedDescriptionKey: "Can't add the same store twice (a store with the identifier \(identifier) is already added; \(url?.path ?? "no URL")).",
+        ])
     }
 
     /// Apple's StoresWillChange or StoresDidChange, about this coordinator, with the stores under

@@ -33,6 +33,12 @@ struct StoreManagementTests {
         #expect((error.userInfo[NSLocalizedDescriptionKey] as? String)?.contains("Can't add the same store twice") == true)
         #expect(coordinator.persistentStores.count == 1)
         #expect(coordinator.url(for: first) == original)
+        // Refused before it is opened: options that change a file (here its journal mode) are not applied.
+        #expect(throws: NSError.self) {
+            try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: copy,
+                                               options: [NSSQLitePragmasOption: ["journal_mode": "DELETE"]])
+        }
+        #expect(try RawSQL.rows(copy, "PRAGMA journal_mode").first?["journal_mode"] as? String == "wal")
 
         // Once the first is removed, the copy is a store like any other.
         try coordinator.remove(first)
