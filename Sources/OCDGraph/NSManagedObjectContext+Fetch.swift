@@ -105,13 +105,10 @@ extension NSManagedObjectContext {
         return plan
     }
 
-    /// Whether an unsaved object belongs to one of `stores`: its store, or for a new object the store
-    /// its save will write it to (the one it is assigned to, or the first that holds its entity).
-    private func belongs(_ object: NSManagedObject, to stores: [NSPersistentStore]?) -> Bool {
+    /// Whether an unsaved object belongs to one of `stores` (nil: every store), by ``targetStore(of:_:)``.
+    private func belongs(_ object: NSManagedObject, to stores: [NSPersistentStore]?, _ coordinator: NSPersistentStoreCoordinator) -> Bool {
         guard let stores else { return true }
-        let store = object.objectID.persistentStore ?? assignedStores[ObjectIdentifier(object)]
-            ?? (try? persistentStoreCoordinator?.store(for: object.entity))
-        return store.map { store in stores.contains { $0 === store } } ?? false
+        return targetStore(of: object, coordinator).map { store in stores.contains { $0 === store } } ?? false
     }
 
     private func matchesEntity(_ object: NSManagedObject, _ entity: NSEntityDescription, _ includesSubentities: Bool) -> Bool {
@@ -169,7 +166,7 @@ extension NSManagedObjectContext {
             let affected = request.affectedStores
             for object in Array(updated.values) + Array(inserted.values)
             where matchesEntity(object, entity, request.includesSubentities) && !object.isDeleted && !seen.contains(ObjectIdentifier(object))
-                && belongs(object, to: affected) {
+                && belongs(object, to: affected, coordinator) {
                 if try matches(object) {
                     seen.insert(ObjectIdentifier(object))
                     merged.append(object)

@@ -141,14 +141,18 @@ extension NSManagedObjectContext {
         var updatedObjects: [NSManagedObject] = []
     }
 
+    /// The store `object` is in, or for a new object the one its save writes it to: the store
+    /// `assign(_:to:)` chose, else the first that holds its entity.
+    func targetStore(of object: NSManagedObject, _ coordinator: NSPersistentStoreCoordinator) -> NSPersistentStore? {
+        object.objectID.persistentStore ?? assignedStores[ObjectIdentifier(object)] ?? (try? coordinator.store(for: object.entity))
+    }
+
     /// Core Data keeps a relationship within one store ("Core Data does not let you create relationships
     /// that cross stores"): an object related to one that goes to another store fails the save with
     /// `NSManagedObjectExternalRelationshipError`, before anything is written. A store would otherwise
     /// drop the link (SQLite) or keep one side of it.
     private func checkRelationshipsWithinStores(_ objects: [NSManagedObject], _ coordinator: NSPersistentStoreCoordinator) throws {
-        func store(of object: NSManagedObject) -> NSPersistentStore? {
-            object.objectID.persistentStore ?? assignedStores[ObjectIdentifier(object)] ?? (try? coordinator.store(for: object.entity))
-        }
+        func store(of object: NSManagedObject) -> NSPersistentStore? { targetStore(of: object, coordinator) }
         for object in objects where !object.isFault {
             guard let home = store(of: object) else { continue }
             for (slot, relationship) in object.layout.relationships where !relationship.isTransient {
