@@ -3,6 +3,7 @@ import Testing
 import OCDGraph
 import OCDModel
 import OCDStore
+import OCDTestSupport
 import Synchronization
 
 // `EntityLayout.slot(named:)` looks a key up by its String's raw bits first (the layout's name index)
@@ -34,11 +35,7 @@ enum NameIndexModel {
     }
 
     static func attribute(_ name: String, _ type: NSAttributeType = .stringAttributeType) -> NSAttributeDescription {
-        let attribute = NSAttributeDescription()
-        attribute.name = name
-        attribute.attributeType = type
-        attribute.isOptional = true
-        return attribute
+        ModelDescriptions.attribute(name, type)
     }
 
     /// Entities: Gadget (``names`` plus a to-one `owner` to Wide), Wide (`wideCount` attributes and the

@@ -28,22 +28,12 @@ import OCDSQLiteStore
 enum TestModel {
     /// An attribute description, as the model's and the tests' own entities use them.
     static func attribute(_ name: String, _ type: NSAttributeType, optional: Bool = true, defaultValue: Any? = nil, transient: Bool = false) -> NSAttributeDescription {
-        let attribute = NSAttributeDescription()
-        attribute.name = name
-        attribute.attributeType = type
-        attribute.isOptional = optional
-        attribute.defaultValue = defaultValue
-        attribute.isTransient = transient
-        return attribute
+        ModelDescriptions.attribute(name, type, optional: optional, defaultValue: defaultValue, transient: transient)
     }
 
     /// An entity of plain `NSManagedObject`s with `properties`.
     static func entity(_ name: String, _ properties: [NSPropertyDescription] = []) -> NSEntityDescription {
-        let entity = NSEntityDescription()
-        entity.name = name
-        entity.managedObjectClassName = "NSManagedObject"
-        entity.properties = properties
-        return entity
+        ModelDescriptions.entity(name, properties)
     }
 
     static func make(_ customize: ([String: NSEntityDescription], NSManagedObjectModel) -> Void = { _, _ in }) -> NSManagedObjectModel {

@@ -8,18 +8,11 @@ import Testing
 @Suite("Model editing")
 struct ModelEditingTests {
     static func attribute(_ name: String, _ type: NSAttributeType = .stringAttributeType) -> NSAttributeDescription {
-        let attribute = NSAttributeDescription()
-        attribute.name = name
-        attribute.attributeType = type
-        attribute.isOptional = true
-        return attribute
+        ModelDescriptions.attribute(name, type)
     }
 
     static func entity(_ name: String, _ properties: [NSPropertyDescription] = []) -> NSEntityDescription {
-        let entity = NSEntityDescription()
-        entity.name = name
-        entity.properties = properties
-        return entity
+        ModelDescriptions.entity(name, properties)
     }
 
     /// An entity that leaves the model leaves its configurations: a store of the configuration would
